@@ -1,0 +1,93 @@
+#pragma once
+#include <kiln/session.hpp>
+#include <kiln/stage.hpp>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+// MAX's compile keywords.
+struct CompileOptions {
+  std::map<std::string, Tensor> weights;      // looked up before the session's registry
+  std::string name;                           // graph name; empty: "main"
+  std::vector<std::string> custom_extensions; // shared libraries registering extension ops
+  bool allow_subgraphs = true;
+  std::shared_ptr<Session> session;           // null: the default session
+  std::optional<TierPolicy> tiers;            // null: the session's policy
+};
+
+namespace detail {
+
+// The non-template half of a compiled callable: argument checks, signature cache, tiers.
+class CallableCore {
+public:
+  CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves spec, const CompileOptions& options);
+  ~CallableCore();
+  // Validates the flattened call arguments against the spec and runs the graph.
+  std::vector<Tensor> call(const TreeLeaves& args, const std::vector<Tensor>& tensors);
+  const std::shared_ptr<const ir::Module>& module() const;
+  const TreeLeaves& spec() const;
+  Session& session() const;
+  struct State;
+
+private:
+  std::unique_ptr<State> state_;
+};
+
+} // namespace detail
+
+// A traced, weight-bound graph. Thread-safe: many threads may call one callable at once. Each new
+// input signature (concrete dims) is specialised and cached; hot ones are promoted to the JIT tier.
+template <class Result> class CompiledCallable {
+public:
+  CompiledCallable(std::shared_ptr<detail::CallableCore> core, Result result_template)
+      : core_(std::move(core)), template_(std::move(result_template)) {}
+
+  template <class... Args> Result operator()(const Args&... args) const {
+    detail::TreeLeaves leaves;
+    std::vector<Tensor> tensors;
+    size_t position = 0;
+    (detail::flatten_args(args, std::to_string(position++), leaves, tensors), ...);
+    std::vector<Tensor> outputs = core_->call(leaves, tensors);
+    Result result = template_;
+    size_t next = 0;
+    detail::rebuild_result(result, outputs, next);
+    return result;
+  }
+
+  StagedGraph staged() const { return StagedGraph(core_->module(), core_->spec()); }
+  Session& session() const { return core_->session(); }
+  const std::shared_ptr<detail::CallableCore>& core() const { return core_; }
+
+private:
+  std::shared_ptr<detail::CallableCore> core_;
+  Result template_;
+};
+
+template <class Fn> class Compiler {
+public:
+  Compiler(Fn fn, CompileOptions options) : fn_(std::move(fn)), options_(std::move(options)) {}
+  template <class... Specs> auto operator()(const Specs&... specs) {
+    StageOptions stage{options_.name, options_.allow_subgraphs, options_.custom_extensions};
+    auto traced = detail::trace(fn_, stage, specs...);
+    auto core = std::make_shared<detail::CallableCore>(traced.module, traced.leaves, options_);
+    return CompiledCallable<decltype(traced.result)>(std::move(core), std::move(traced.result));
+  }
+
+private:
+  Fn fn_;
+  CompileOptions options_;
+};
+
+// MAX's compile(fn, weights=...)(specs...): traces fn, binds and checks its weights, returns a
+// CompiledCallable.
+template <class Fn> Compiler<Fn> compile(Fn fn, CompileOptions options = {}) {
+  return Compiler<Fn>(std::move(fn), std::move(options));
+}
+
+// Compiles an already staged (or parsed) graph: arguments are one Tensor per graph argument.
+CompiledCallable<std::vector<Tensor>> compile_staged(const StagedGraph& graph, CompileOptions options = {});
+
+} // namespace kiln

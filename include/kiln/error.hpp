@@ -1,0 +1,25 @@
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace kiln {
+
+enum class ErrorKind { spec, shape, dtype, weight, parse, io, unsupported, internal };
+
+const char* error_kind_name(ErrorKind kind);
+
+// Every user-facing failure is a kiln::Error whose message names the place (argument path, dim,
+// weight name, file line:column). what() is prefixed with the kind: "shape error: ...".
+class Error : public std::runtime_error {
+public:
+  Error(ErrorKind kind, const std::string& message);
+  ErrorKind kind() const noexcept { return kind_; }
+  // The message without the "<kind> error: " prefix.
+  const std::string& message() const noexcept { return message_; }
+
+private:
+  ErrorKind kind_;
+  std::string message_;
+};
+
+} // namespace kiln

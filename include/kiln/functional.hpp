@@ -1,0 +1,101 @@
+#pragma once
+#include <kiln/layout.hpp>
+#include <kiln/tensor.hpp>
+#include <functional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+// Graph-building functions. On symbolic tensors they stage an op (recording the caller's source
+// line); on concrete tensors they run at once through the interpreter's kernels (eager mode).
+// A concrete tensor mixed with symbolic ones becomes an embedded constant.
+namespace kiln::F {
+
+using Loc = std::source_location;
+
+#define KILN_UNARY(name) Tensor name(const Tensor& x, Loc loc = Loc::current());
+KILN_UNARY(neg) KILN_UNARY(abs) KILN_UNARY(exp) KILN_UNARY(log) KILN_UNARY(sqrt) KILN_UNARY(rsqrt)
+KILN_UNARY(tanh) KILN_UNARY(sigmoid) KILN_UNARY(relu) KILN_UNARY(silu) KILN_UNARY(erf)
+KILN_UNARY(sin) KILN_UNARY(cos)
+#undef KILN_UNARY
+// approximate: "none" (erf form) or "tanh".
+Tensor gelu(const Tensor& x, const std::string& approximate = "none", Loc loc = Loc::current());
+
+#define KILN_BINARY(name) Tensor name(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+KILN_BINARY(add) KILN_BINARY(sub) KILN_BINARY(mul) KILN_BINARY(div) KILN_BINARY(pow)
+KILN_BINARY(maximum) KILN_BINARY(minimum)
+KILN_BINARY(eq) KILN_BINARY(ne) KILN_BINARY(lt) KILN_BINARY(le) KILN_BINARY(gt) KILN_BINARY(ge)
+#undef KILN_BINARY
+// x ** exponent with a constant exponent.
+Tensor pow(const Tensor& x, double exponent, Loc loc = Loc::current());
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+Tensor cast(const Tensor& x, DType dtype, Loc loc = Loc::current());
+// A 0-d constant of x's dtype, for mixing scalars into graphs.
+Tensor scalar(double value, DType dtype = DType::f32, Loc loc = Loc::current());
+
+// Reductions; empty axes means all axes.
+Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
+Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
+Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
+Tensor min(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
+Tensor argmax(const Tensor& x, int64_t axis, bool keepdims = false, Loc loc = Loc::current());
+Tensor softmax(const Tensor& x, int64_t axis = -1, Loc loc = Loc::current());
+Tensor log_softmax(const Tensor& x, int64_t axis = -1, Loc loc = Loc::current());
+
+// Normalisations. Undefined weight/bias tensors mean "none".
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5,
+                  int64_t axis = -1, Loc loc = Loc::current());
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6, int64_t axis = -1,
+                Loc loc = Loc::current());
+Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& weight,
+                  const Tensor& bias, double eps = 1e-5, Loc loc = Loc::current());
+
+Tensor matmul(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
+// PyTorch's Linear: x @ weightᵀ + bias, weight [out, in]. bias may be undefined.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Loc loc = Loc::current());
+
+struct Conv2dOptions {
+  std::vector<int64_t> stride{1, 1};
+  std::vector<int64_t> padding{0, 0};
+  std::vector<int64_t> dilation{1, 1};
+  int64_t groups = 1;
+};
+// NCHW input, OIHW weight; bias may be undefined.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& options = {},
+              Loc loc = Loc::current());
+struct Pool2dOptions {
+  std::vector<int64_t> kernel{2, 2};
+  std::vector<int64_t> stride{}; // empty: same as kernel
+  std::vector<int64_t> padding{0, 0};
+  bool count_include_pad = false; // avg_pool2d only
+};
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& options, Loc loc = Loc::current());
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options, Loc loc = Loc::current());
+
+// Shape ops. reshape accepts one -1 (inferred, symbolic dims included).
+Tensor reshape(const Tensor& x, const Shape& shape, Loc loc = Loc::current());
+Tensor permute(const Tensor& x, const std::vector<int64_t>& perm, Loc loc = Loc::current());
+Tensor transpose(const Tensor& x, int64_t a, int64_t b, Loc loc = Loc::current());
+Tensor broadcast_to(const Tensor& x, const Shape& shape, Loc loc = Loc::current());
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis, Loc loc = Loc::current());
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis, Loc loc = Loc::current());
+// Python-style slice on one axis: negative indices count from the end; end is clipped.
+Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t step = 1, Loc loc = Loc::current());
+Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc = Loc::current());
+Tensor unsqueeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc = Loc::current());
+Tensor flatten(const Tensor& x, int64_t start_axis = 1, Loc loc = Loc::current());
+Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis, Loc loc = Loc::current());
+// pads: [lo0, hi0, lo1, hi1, ...] one pair per axis.
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value = 0.0, Loc loc = Loc::current());
+
+// Creation.
+Tensor constant(const Tensor& value, Loc loc = Loc::current());
+// A weight whose data comes from the weight registry at compile time.
+Tensor constant_external(const std::string& name, const TensorLayout& layout, Loc loc = Loc::current());
+Tensor full(const Shape& shape, double value, DType dtype = DType::f32, Loc loc = Loc::current());
+Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType::f32, Loc loc = Loc::current());
+
+// Stores value into a buffer argument (staged from a BufferLayout).
+void buffer_store(const Tensor& buffer, const Tensor& value, Loc loc = Loc::current());
+
+} // namespace kiln::F

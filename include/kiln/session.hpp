@@ -1,0 +1,100 @@
+#pragma once
+#include <kiln/tensor.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+namespace runtime {
+class ExecutableCache;
+class CompileQueue;
+} // namespace runtime
+
+enum class JitMode { off, automatic, always };
+
+// When signatures move from the interpreter to the JIT tier. Environment: KILN_JIT=off|auto|always,
+// KILN_PROMOTE_AFTER=N, KILN_JIT_ASYNC=0|1.
+struct TierPolicy {
+  JitMode mode = JitMode::automatic;
+  int promote_after = 2; // calls of one signature before it is compiled by the JIT tier
+  bool async = true;     // compile on the session's background thread (the interpreter serves meanwhile)
+  static TierPolicy from_env();
+};
+
+// Named weights shared by every callable and tier of a session. Zero-copy: the registry keeps the
+// tensor handle (wrapped user memory or an mmap'd safetensors file). Each update bumps the name's
+// version; tiers key repacked forms by (name, version).
+class WeightRegistry {
+public:
+  void set(const std::string& name, const Tensor& value);
+  void set_all(const std::map<std::string, Tensor>& values);
+  // Maps every tensor of a safetensors file (zero-copy) under its own name, optionally prefixed.
+  void load_safetensors(const std::string& path, const std::string& prefix = "");
+  std::optional<Tensor> find(const std::string& name) const;
+  // The weight, or kiln::Error(weight): "weight 'fc1.weight' is not in the registry".
+  Tensor get(const std::string& name) const;
+  uint64_t version(const std::string& name) const; // 0 when absent
+  // Increases whenever any weight changes: a cheap "did anything change" check.
+  uint64_t generation() const;
+  std::vector<std::string> names() const;
+
+private:
+  struct Entry {
+    Tensor value;
+    uint64_t version = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, Entry> entries_;
+  uint64_t generation_ = 0;
+};
+
+// Statistics of one cached signature.
+struct SignatureStats {
+  std::string callable;  // graph name
+  std::string signature; // "x=f32[4, 2]"
+  std::string tier;      // tier now serving: "interp" or "jit"
+  uint64_t calls = 0;
+  std::map<std::string, uint64_t> calls_per_tier;
+  double total_ms = 0;
+  double median_ms = 0;
+  double interp_compile_ms = 0;
+  double jit_compile_ms = 0; // 0 until promoted
+  size_t arena_bytes = 0;
+  std::map<std::string, int> ops_per_lowering;
+  std::string jit_error; // why promotion failed, when it did
+};
+
+// Owns the executable cache, the weight registry, the tier policy and the background compile
+// thread. A process-wide default session exists; tests make their own.
+class Session {
+public:
+  explicit Session(TierPolicy policy = TierPolicy::from_env(), size_t cache_capacity = 0 /* 0: env or 256 */);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  static std::shared_ptr<Session> default_session();
+
+  WeightRegistry& weights() { return weights_; }
+  const TierPolicy& policy() const { return policy_; }
+  runtime::ExecutableCache& cache() { return *cache_; }
+  runtime::CompileQueue& compile_queue() { return *queue_; }
+  std::vector<SignatureStats> stats() const;
+  // A printable table of stats().
+  std::string stats_table() const;
+  // Blocks until no promotion is pending (tests and benchmarks).
+  void wait_for_promotions();
+
+private:
+  TierPolicy policy_;
+  WeightRegistry weights_;
+  std::unique_ptr<runtime::ExecutableCache> cache_;
+  std::unique_ptr<runtime::CompileQueue> queue_;
+};
+
+} // namespace kiln

@@ -1,0 +1,47 @@
+#include "interp/kernel.hpp"
+#include "interp/kernels/kernel_support.hpp"
+#include "ir/ops.hpp"
+#include "runtime/eager.hpp"
+
+namespace kiln::interp {
+
+namespace {
+
+// Eager mode: one op on concrete tensors. Outputs are fresh tensors sized from the inferred types.
+std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::span<const Tensor> inputs,
+                                 const std::vector<ir::ValueType>& result_types) {
+  // Kernels see an ir::Op; numbered operands and results keep its arity equal to the views'.
+  ir::Op op{kind, {}, {}, attrs, {}};
+  for (size_t i = 0; i < inputs.size(); ++i) op.operands.push_back(ir::ValueId(i));
+  for (size_t i = 0; i < result_types.size(); ++i) op.results.push_back(ir::ValueId(inputs.size() + i));
+  if (kind == ir::OpKind::constant) return {attrs.get_tensor("value")};
+  Kernel kernel = kernel_for(kind);
+  if (!kernel)
+    throw Error(ErrorKind::unsupported, op_place(op) + ": not available in eager mode (only inside a graph)");
+
+  std::vector<std::vector<int64_t>> dims;
+  dims.reserve(inputs.size() + result_types.size());
+  std::vector<View> views;
+  views.reserve(inputs.size() + result_types.size());
+  for (const Tensor& input : inputs) {
+    dims.push_back(input.dims());
+    views.push_back(View{const_cast<void*>(input.raw_data()), input.dtype(), dims.back()});
+  }
+  std::vector<Tensor> outputs;
+  for (const ir::ValueType& type : result_types) {
+    dims.push_back(static_dims(type.shape));
+    outputs.push_back(Tensor::empty(dims.back(), type.dtype));
+    views.push_back(View{outputs.back().raw_data(), type.dtype, dims.back()});
+  }
+  std::span<const View> all(views);
+  kernel(KernelArgs{op, all.first(inputs.size()), all.subspan(inputs.size())});
+  return outputs;
+}
+
+struct EagerExecutorInstaller {
+  EagerExecutorInstaller() { runtime::set_eager_executor(&run_eager_op); }
+} const installer;
+
+} // namespace
+
+} // namespace kiln::interp

@@ -1,0 +1,176 @@
+#include "interp/executor.hpp"
+#include "core/tensor_impl.hpp"
+#include <cstring>
+
+namespace kiln::interp {
+
+// Everything one call writes: the arena, the data pointer of every value and the op views. Reused
+// by later calls, so a warm call only fills in pointers.
+struct InterpreterExecutable::CallState {
+  std::shared_ptr<void> arena;
+  std::vector<void*> value_data;
+  std::vector<View> views;
+};
+
+// A call state taken from the pool for one call and given back when the call ends (or throws).
+class InterpreterExecutable::BorrowedState {
+public:
+  explicit BorrowedState(const InterpreterExecutable& owner) : owner_(owner) {
+    {
+      std::lock_guard lock(owner_.pool_mutex_);
+      if (!owner_.pool_.empty()) {
+        state_ = std::move(owner_.pool_.back());
+        owner_.pool_.pop_back();
+      }
+    }
+    if (!state_) state_ = owner_.make_state();
+  }
+  ~BorrowedState() {
+    std::lock_guard lock(owner_.pool_mutex_);
+    owner_.pool_.push_back(std::move(state_));
+  }
+  BorrowedState(const BorrowedState&) = delete;
+  BorrowedState& operator=(const BorrowedState&) = delete;
+  CallState& operator*() const { return *state_; }
+
+private:
+  const InterpreterExecutable& owner_;
+  std::unique_ptr<CallState> state_;
+};
+
+namespace {
+
+Tensor wrap_value(void* data, const ValuePlan& value) { return Tensor::wrap(data, value.dims, value.dtype); }
+
+std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> views,
+                               std::span<const ir::ValueId> values) {
+  std::vector<Tensor> tensors;
+  tensors.reserve(views.size());
+  for (size_t i = 0; i < views.size(); ++i)
+    tensors.push_back(wrap_value(views[i].data, plan.values()[values[i]]));
+  return tensors;
+}
+
+} // namespace
+
+InterpreterExecutable::InterpreterExecutable(std::shared_ptr<const ir::Function> graph,
+                                             const runtime::WeightMap& weights)
+    : plan_(std::move(graph), weights) {}
+
+InterpreterExecutable::~InterpreterExecutable() = default;
+
+std::map<std::string, int> InterpreterExecutable::ops_per_lowering() const {
+  return {{"interp", int(plan_.graph().ops.size())}};
+}
+
+std::unique_ptr<InterpreterExecutable::CallState> InterpreterExecutable::make_state() const {
+  auto state = std::make_unique<CallState>();
+  state->arena = detail::allocate_aligned(plan_.arena_bytes(), false);
+  auto* arena = static_cast<std::byte*>(state->arena.get());
+  state->value_data.assign(plan_.values().size(), nullptr);
+  for (size_t v = 0; v < plan_.values().size(); ++v) {
+    const ValuePlan& value = plan_.values()[v];
+    if (value.storage == Storage::arena) state->value_data[v] = arena + value.arena_offset;
+    // Kernels take inputs through non-const views; bound values are only ever read.
+    if (value.storage == Storage::bound) state->value_data[v] = const_cast<void*>(value.bound.raw_data());
+  }
+  state->views = plan_.view_templates();
+  return state;
+}
+
+void InterpreterExecutable::bind_call(CallState& state, std::span<const Tensor> inputs,
+                                      std::vector<Tensor>& outputs) const {
+  const ir::Function& fn = plan_.graph();
+  if (inputs.size() != fn.args.size())
+    throw Error(ErrorKind::spec, "interpreter run of @" + fn.name + ": expected " +
+                                     std::to_string(fn.args.size()) + " inputs, got " +
+                                     std::to_string(inputs.size()));
+  // Arguments are read through the caller's memory; buffer arguments are also written through it.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    state.value_data[fn.args[i]] = const_cast<void*>(inputs[i].raw_data());
+  outputs.resize(plan_.outputs().size());
+  for (size_t i = 0; i < plan_.outputs().size(); ++i) {
+    const OutputSlot& slot = plan_.outputs()[i];
+    if (!slot.written_by_op) continue;
+    const ValuePlan& value = plan_.values()[slot.value];
+    outputs[i] = Tensor::empty(value.dims, value.dtype);
+    state.value_data[slot.value] = outputs[i].raw_data();
+  }
+  for (ir::ValueId v : plan_.aliases()) state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
+}
+
+void InterpreterExecutable::run_step(CallState& state, const PlanStep& step, size_t index,
+                                     const runtime::RunOptions& options) const {
+  const size_t num_views = step.num_inputs + step.num_outputs;
+  std::span<View> views(state.views.data() + step.first_view, num_views);
+  std::span<const ir::ValueId> values(plan_.view_values().data() + step.first_view, num_views);
+  for (size_t i = 0; i < num_views; ++i) views[i].data = state.value_data[values[i]];
+  std::span<const View> inputs = views.first(step.num_inputs);
+  std::span<const View> outputs = views.subspan(step.num_inputs);
+
+  const runtime::OpHooks* hooks = options.hooks;
+  std::vector<Tensor> hook_inputs;
+  if (hooks && (hooks->before || hooks->after))
+    hook_inputs = wrap_views(plan_, inputs, values.first(step.num_inputs));
+  if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
+
+  switch (step.kind) {
+  case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs}); break;
+  case StepKind::buffer_store: {
+    const size_t bytes = plan_.values()[values[0]].bytes;
+    if (bytes) std::memmove(inputs[0].data, inputs[1].data, bytes);
+    break;
+  }
+  case StepKind::bind:
+  case StepKind::alias: break;
+  }
+
+  if (hooks && hooks->after)
+    hooks->after(index, *step.op, hook_inputs, wrap_views(plan_, outputs, values.subspan(step.num_inputs)));
+  if (options.preserved)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      (*options.preserved)[values[step.num_inputs + i]] =
+          wrap_value(outputs[i].data, plan_.values()[values[step.num_inputs + i]]).clone();
+}
+
+void InterpreterExecutable::copy_remaining_outputs(const CallState& state,
+                                                   std::vector<Tensor>& outputs) const {
+  for (size_t i = 0; i < plan_.outputs().size(); ++i) {
+    const OutputSlot& slot = plan_.outputs()[i];
+    if (slot.written_by_op) continue;
+    const ValuePlan& value = plan_.values()[slot.value];
+    outputs[i] = Tensor::empty(value.dims, value.dtype);
+    if (value.bytes) std::memcpy(outputs[i].raw_data(), state.value_data[slot.value], value.bytes);
+  }
+}
+
+std::vector<Tensor> InterpreterExecutable::run(std::span<const Tensor> inputs,
+                                               const runtime::RunOptions& options) const {
+  BorrowedState borrowed(*this);
+  CallState& state = *borrowed;
+  std::vector<Tensor> outputs;
+  bind_call(state, inputs, outputs);
+  if (options.preserved) {
+    options.preserved->assign(plan_.values().size(), Tensor());
+    for (ir::ValueId v : plan_.graph().args)
+      (*options.preserved)[v] = inputs[plan_.values()[v].arg_index].clone();
+  }
+  for (size_t i = 0; i < plan_.steps().size(); ++i) run_step(state, plan_.steps()[i], i, options);
+  copy_remaining_outputs(state, outputs);
+  return outputs;
+}
+
+namespace {
+
+std::unique_ptr<runtime::Executable> make_interpreter_executable(std::shared_ptr<const ir::Function> graph,
+                                                                 const runtime::WeightMap& weights) {
+  return std::make_unique<InterpreterExecutable>(std::move(graph), weights);
+}
+
+struct InterpreterTierRegistrar {
+  InterpreterTierRegistrar() { runtime::register_tier("interp", &make_interpreter_executable); }
+} const registrar;
+
+} // namespace
+
+} // namespace kiln::interp

@@ -1,0 +1,40 @@
+#pragma once
+#include "ir/graph.hpp"
+#include <span>
+
+namespace kiln::interp {
+
+// One concrete value inside an execution plan: data pointer, dtype and static dims (C order,
+// contiguous). Views are cheap and never own memory.
+struct View {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  std::span<const int64_t> dims;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+  int64_t rank() const { return int64_t(dims.size()); }
+  template <class T> T* as() const { return static_cast<T*>(data); }
+};
+
+// What a kernel gets: the op (kind, attributes), its input views and preallocated output views
+// (sized from the op's inferred static result types). Kernels never allocate outputs.
+struct KernelArgs {
+  const ir::Op& op;
+  std::span<const View> inputs;
+  std::span<const View> outputs;
+};
+
+using Kernel = void (*)(const KernelArgs&);
+
+// The dispatch table: the kernel of op X is interp::X. Null for ops the plan executor handles
+// itself (constant, constant_external, buffer_store, call, custom).
+Kernel kernel_for(ir::OpKind kind);
+
+// Threads used by interpreter kernels (OpenMP and Eigen): KILN_NUM_THREADS, default all cores.
+int num_threads();
+
+} // namespace kiln::interp

@@ -1,0 +1,107 @@
+#include "interp/kernel.hpp"
+#include "interp/kernels/kernels.hpp"
+#include <kiln/error.hpp>
+#include <Eigen/Core>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace kiln::interp {
+
+namespace {
+
+int threads_from_environment() {
+  const char* text = std::getenv("KILN_NUM_THREADS");
+  if (!text || !*text) return std::max(1, int(std::thread::hardware_concurrency()));
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1 || value > 4096)
+    throw Error(ErrorKind::spec, std::string("KILN_NUM_THREADS: expected a thread count from 1 to 4096, got '") +
+                                     text + "'");
+  return int(value);
+}
+
+int configure_threads() {
+  const int threads = threads_from_environment();
+  Eigen::setNbThreads(threads);
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
+  return threads;
+}
+
+} // namespace
+
+int num_threads() {
+  static const int threads = configure_threads();
+  return threads;
+}
+
+// The switch names every OpKind, so -Wswitch flags an op added without a kernel decision.
+Kernel kernel_for(ir::OpKind kind) {
+  using ir::OpKind;
+  switch (kind) {
+  case OpKind::neg: return neg;
+  case OpKind::abs: return abs;
+  case OpKind::exp: return exp;
+  case OpKind::log: return log;
+  case OpKind::sqrt: return sqrt;
+  case OpKind::rsqrt: return rsqrt;
+  case OpKind::tanh: return tanh;
+  case OpKind::sigmoid: return sigmoid;
+  case OpKind::relu: return relu;
+  case OpKind::gelu: return gelu;
+  case OpKind::silu: return silu;
+  case OpKind::erf: return erf;
+  case OpKind::sin: return sin;
+  case OpKind::cos: return cos;
+  case OpKind::add: return add;
+  case OpKind::sub: return sub;
+  case OpKind::mul: return mul;
+  case OpKind::div: return div;
+  case OpKind::pow: return pow;
+  case OpKind::maximum: return maximum;
+  case OpKind::minimum: return minimum;
+  case OpKind::compare: return compare;
+  case OpKind::where: return where;
+  case OpKind::cast: return cast;
+  case OpKind::reduce_sum: return reduce_sum;
+  case OpKind::reduce_mean: return reduce_mean;
+  case OpKind::reduce_max: return reduce_max;
+  case OpKind::reduce_min: return reduce_min;
+  case OpKind::argmax: return argmax;
+  case OpKind::softmax: return softmax;
+  case OpKind::log_softmax: return log_softmax;
+  case OpKind::layer_norm: return layer_norm;
+  case OpKind::rms_norm: return rms_norm;
+  case OpKind::batch_norm: return batch_norm;
+  case OpKind::matmul: return matmul;
+  case OpKind::conv2d: return conv2d;
+  case OpKind::max_pool2d: return max_pool2d;
+  case OpKind::avg_pool2d: return avg_pool2d;
+  case OpKind::reshape: return reshape;
+  case OpKind::transpose: return transpose;
+  case OpKind::broadcast_to: return broadcast_to;
+  case OpKind::concat: return concat;
+  case OpKind::split: return split;
+  case OpKind::slice: return slice;
+  case OpKind::squeeze: return squeeze;
+  case OpKind::unsqueeze: return unsqueeze;
+  case OpKind::gather: return gather;
+  case OpKind::pad: return pad;
+  case OpKind::full: return full;
+  case OpKind::arange: return arange;
+  // The plan executor runs these itself: they read the registry, write buffers or call bodies.
+  case OpKind::constant:
+  case OpKind::constant_external:
+  case OpKind::buffer_store:
+  case OpKind::call:
+  case OpKind::custom: return nullptr;
+  }
+  return nullptr;
+}
+
+} // namespace kiln::interp

@@ -1,0 +1,171 @@
+#include "interp/kernels/kernels.hpp"
+#include "interp/kernels/kernel_support.hpp"
+#include <Eigen/Core>
+#include <cmath>
+
+namespace kiln::interp {
+
+namespace {
+
+// The sliding-window geometry shared by conv2d and the pools, read with the defaults of the op
+// table's inference (stride 1, padding 0, dilation 1).
+struct Window {
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+std::array<int64_t, 2> pair_attr(const ir::Op& op, const std::string& name, int64_t fallback) {
+  if (!op.attrs.has(name)) return {fallback, fallback};
+  const auto& v = op.attrs.get_ints(name);
+  if (v.size() != 2)
+    throw Error(ErrorKind::shape, op_place(op) + ": attribute '" + name + "' needs 2 values, got " +
+                                      std::to_string(v.size()));
+  return {v[0], v[1]};
+}
+
+int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  return (size + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+// Checks that the preallocated NCHW result has the dims the window implies.
+void check_output(const KernelArgs& args, const Window& w, int64_t channels) {
+  std::span<const int64_t> x = args.inputs[0].dims, y = args.outputs[0].dims;
+  if (x.size() != 4 || y.size() != 4 || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0 || y[0] != x[0] ||
+      y[1] != channels || y[2] != window_output(x[2], w.kh, w.sh, w.ph, w.dh) ||
+      y[3] != window_output(x[3], w.kw, w.sw, w.pw, w.dw))
+    throw Error(ErrorKind::shape, op_place(args.op) + ": result " + dims_string(y) +
+                                      " does not match the window over input " + dims_string(x));
+}
+
+struct ConvShape {
+  int64_t batch, channels, height, width, out_channels, groups, out_height, out_width;
+  int64_t group_in() const { return channels / groups; }
+  int64_t group_out() const { return out_channels / groups; }
+  int64_t out_plane() const { return out_height * out_width; }
+};
+
+ConvShape conv_shape(const KernelArgs& args, const Window& w) {
+  std::span<const int64_t> x = args.inputs[0].dims, k = args.inputs[1].dims, y = args.outputs[0].dims;
+  const int64_t groups = args.op.attrs.get_int_or("groups", 1);
+  const bool ok = x.size() == 4 && k.size() == 4 && groups > 0 && x[1] % groups == 0 && k[0] % groups == 0 &&
+                  k[1] == x[1] / groups && (args.inputs.size() < 3 || args.inputs[2].numel() == k[0]);
+  if (!ok)
+    throw Error(ErrorKind::shape, op_place(args.op) + ": input " + dims_string(x) + ", weight " + dims_string(k) +
+                                      " and groups " + std::to_string(groups) + " do not fit together");
+  check_output(args, w, k[0]);
+  return {x[0], x[1], x[2], x[3], k[0], groups, y[2], y[3]};
+}
+
+// col[(c, i, j), (oh, ow)] = x[c, oh*sh - ph + i*dh, ow*sw - pw + j*dw], zero in the padding: the
+// convolution of one image and group becomes a GEMM with the [group_out, group_in*kh*kw] weights.
+template <class T> void im2col(const T* image, const ConvShape& s, const Window& w, T* col) {
+  for (int64_t c = 0; c < s.group_in(); ++c)
+    for (int64_t i = 0; i < w.kh; ++i)
+      for (int64_t j = 0; j < w.kw; ++j) {
+        T* row = col + ((c * w.kh + i) * w.kw + j) * s.out_plane();
+        for (int64_t oh = 0; oh < s.out_height; ++oh) {
+          const int64_t ih = oh * w.sh - w.ph + i * w.dh;
+          T* out = row + oh * s.out_width;
+          if (ih < 0 || ih >= s.height) {
+            std::fill(out, out + s.out_width, T(0));
+            continue;
+          }
+          const T* in = image + (c * s.height + ih) * s.width;
+          for (int64_t ow = 0; ow < s.out_width; ++ow) {
+            const int64_t iw = ow * w.sw - w.pw + j * w.dw;
+            out[ow] = iw >= 0 && iw < s.width ? in[iw] : T(0);
+          }
+        }
+      }
+}
+
+template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, const ConvShape& s) {
+  using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const T* x = args.inputs[0].as<const T>();
+  const T* weight = args.inputs[1].as<const T>();
+  const T* bias = args.inputs.size() > 2 ? args.inputs[2].as<const T>() : nullptr;
+  T* y = args.outputs[0].as<T>();
+  const int64_t patch = s.group_in() * w.kh * w.kw;
+  // A 1x1 convolution with unit stride and no padding reads the image as its own column matrix.
+  const bool pointwise = w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.ph == 0 && w.pw == 0;
+  auto convolve = [&](int64_t task) {
+    const int64_t n = task / s.groups, g = task % s.groups;
+    const T* image = x + (n * s.channels + g * s.group_in()) * s.height * s.width;
+    std::vector<T> col;
+    if (!pointwise) {
+      col.resize(size_t(patch * s.out_plane()));
+      im2col(image, s, w, col.data());
+    }
+    Eigen::Map<const Matrix> cols(pointwise ? image : col.data(), patch, s.out_plane());
+    Eigen::Map<const Matrix> kernel(weight + g * s.group_out() * patch, s.group_out(), patch);
+    Eigen::Map<Matrix> out(y + (n * s.out_channels + g * s.group_out()) * s.out_plane(), s.group_out(),
+                           s.out_plane());
+    out.noalias() = kernel * cols;
+    if (bias)
+      for (int64_t o = 0; o < s.group_out(); ++o) out.row(o).array() += bias[g * s.group_out() + o];
+  };
+  const int64_t tasks = s.batch * s.groups;
+  parallel_for(tasks, tasks >= num_threads() && worth_parallel(tasks * s.group_out() * patch * s.out_plane()),
+               convolve);
+}
+
+enum class Pool { max, average };
+
+template <class T> void pool_typed(const KernelArgs& args, const Window& w, Pool kind) {
+  std::span<const int64_t> xd = args.inputs[0].dims, yd = args.outputs[0].dims;
+  const int64_t height = xd[2], width = xd[3], out_height = yd[2], out_width = yd[3];
+  const bool include_pad = !args.op.attrs.has("count_include_pad") || args.op.attrs.get_bool("count_include_pad");
+  const T* x = args.inputs[0].as<const T>();
+  T* y = args.outputs[0].as<T>();
+  parallel_for(xd[0] * xd[1], worth_parallel(xd[0] * xd[1] * out_height * out_width * w.kh * w.kw),
+               [&](int64_t plane) {
+    const T* in = x + plane * height * width;
+    T* out = y + plane * out_height * out_width;
+    for (int64_t oh = 0; oh < out_height; ++oh)
+      for (int64_t ow = 0; ow < out_width; ++ow) {
+        const int64_t h0 = oh * w.sh - w.ph, w0 = ow * w.sw - w.pw;
+        const int64_t h_begin = std::max<int64_t>(h0, 0), h_end = std::min(h0 + w.kh, height);
+        const int64_t w_begin = std::max<int64_t>(w0, 0), w_end = std::min(w0 + w.kw, width);
+        T max = -std::numeric_limits<T>::infinity();
+        double sum = 0;
+        for (int64_t h = h_begin; h < h_end; ++h)
+          for (int64_t c = w_begin; c < w_end; ++c) {
+            max = nan_max(max, in[h * width + c]);
+            sum += in[h * width + c];
+          }
+        // Padding never wins a max; the average counts it only with count_include_pad.
+        const double count = include_pad ? double(w.kh * w.kw) : double((h_end - h_begin) * (w_end - w_begin));
+        out[oh * out_width + ow] = kind == Pool::max ? max : T(sum / count);
+      }
+  });
+}
+
+void pool(const KernelArgs& args, Pool kind, Kernel self) {
+  require_uniform_dtype(args);
+  const auto kernel = pair_attr(args.op, "kernel", 1), stride = pair_attr(args.op, "stride", 1),
+             padding = pair_attr(args.op, "padding", 0);
+  const Window w{kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1], 1, 1};
+  check_output(args, w, args.inputs[0].dims.size() == 4 ? args.inputs[0].dims[1] : -1);
+  if (has_half_operand(args)) return run_in_f32(args, self);
+  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
+                 [&](auto e) { pool_typed<typename decltype(e)::Storage>(args, w, kind); });
+}
+
+} // namespace
+
+void conv2d(const KernelArgs& args) {
+  require_uniform_dtype(args);
+  const auto stride = pair_attr(args.op, "stride", 1), padding = pair_attr(args.op, "padding", 0),
+             dilation = pair_attr(args.op, "dilation", 1);
+  std::span<const int64_t> k = args.inputs[1].dims;
+  const Window w{k.size() == 4 ? k[2] : 0, k.size() == 4 ? k[3] : 0, stride[0], stride[1],
+                 padding[0],               padding[1],               dilation[0], dilation[1]};
+  const ConvShape s = conv_shape(args, w);
+  if (has_half_operand(args)) return run_in_f32(args, conv2d);
+  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
+                 [&](auto e) { conv2d_typed<typename decltype(e)::Storage>(args, w, s); });
+}
+
+void max_pool2d(const KernelArgs& args) { pool(args, Pool::max, max_pool2d); }
+void avg_pool2d(const KernelArgs& args) { pool(args, Pool::average, avg_pool2d); }
+
+} // namespace kiln::interp

@@ -1,0 +1,215 @@
+#include "interp/kernels/kernels.hpp"
+#include "interp/kernels/strided_loop.hpp"
+#include <functional>
+
+namespace kiln::interp {
+
+namespace {
+
+// y[i] = fn(x[i]) for one element type; computed in E::Compute.
+template <class E, class Fn> void unary_map(const KernelArgs& args, Fn fn) {
+  using S = typename E::Storage;
+  const S* x = args.inputs[0].as<const S>();
+  S* y = args.outputs[0].as<S>();
+  for_each_range(args.outputs[0].numel(), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = E::store(fn(E::load(x[i])));
+  });
+}
+
+template <class DTypes, class Fn> void unary(const KernelArgs& args, Fn fn) {
+  require_same_dtype(args, {0});
+  dispatch_dtype(DTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { unary_map<decltype(e)>(args, fn); });
+}
+
+// out = fn(a, b) with numpy broadcasting. The innermost loop has three shapes: both operands
+// contiguous, a broadcast along it (scalar or column), or b broadcast along it.
+template <class In, class Out, class Fn> void binary_map(const KernelArgs& args, Fn fn) {
+  using S = typename In::Storage;
+  using R = typename Out::Storage;
+  const View &a = args.inputs[0], &b = args.inputs[1], &out = args.outputs[0];
+  const StridedLoop<2> loop = broadcast_loop<2>(out.dims, {a.dims, b.dims}, args.op);
+  const S* a_data = a.as<const S>();
+  const S* b_data = b.as<const S>();
+  R* out_data = out.as<R>();
+  const bool a_contiguous = loop.inner_stride(0) == 1, b_contiguous = loop.inner_stride(1) == 1;
+  for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 2> in, int64_t count) {
+    const S* x = a_data + in[0];
+    const S* y = b_data + in[1];
+    R* z = out_data + out_offset;
+    if (a_contiguous && b_contiguous) {
+      for (int64_t i = 0; i < count; ++i) z[i] = Out::store(fn(In::load(x[i]), In::load(y[i])));
+    } else if (!a_contiguous) {
+      const auto x0 = In::load(x[0]);
+      for (int64_t i = 0; i < count; ++i) z[i] = Out::store(fn(x0, In::load(y[i])));
+    } else {
+      const auto y0 = In::load(y[0]);
+      for (int64_t i = 0; i < count; ++i) z[i] = Out::store(fn(In::load(x[i]), y0));
+    }
+  });
+}
+
+template <class DTypes, class Fn> void binary(const KernelArgs& args, Fn fn) {
+  require_same_dtype(args, {0, 1});
+  dispatch_dtype(DTypes{}, args.inputs[0].dtype, args.op,
+                 [&](auto e) { binary_map<decltype(e), decltype(e)>(args, fn); });
+}
+
+// Integer division truncates toward zero (C++, MLIR arith.divsi); x / 0 gives 0 as in numpy,
+// and INT_MIN / -1 wraps, so no input is undefined behaviour.
+template <class T> T divide(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return T(0);
+    if (b == T(-1)) return wrapping_neg(a);
+  }
+  return a / b;
+}
+
+template <class T> T absolute(T x) {
+  if constexpr (std::is_integral_v<T>) return x < 0 ? wrapping_neg(x) : x;
+  else return std::abs(x);
+}
+
+template <class T> T sigmoid_of(T x) {
+  if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+  const T e = std::exp(x); // x < 0: exp(x) cannot overflow
+  return e / (T(1) + e);
+}
+
+template <class T> T gelu_erf(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))); }
+template <class T> T gelu_tanh(T x) {
+  const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+  return T(0.5) * x * (T(1) + std::tanh(inner));
+}
+
+template <class Fn> void with_predicate(const ir::Op& op, Fn&& fn) {
+  const std::string& predicate = op.attrs.get_string("predicate");
+  if (predicate == "eq") return fn(std::equal_to<>{});
+  if (predicate == "ne") return fn(std::not_equal_to<>{});
+  if (predicate == "lt") return fn(std::less<>{});
+  if (predicate == "le") return fn(std::less_equal<>{});
+  if (predicate == "gt") return fn(std::greater<>{});
+  if (predicate == "ge") return fn(std::greater_equal<>{});
+  throw Error(ErrorKind::unsupported, op_place(op) + ": unknown compare predicate \"" + predicate + "\"");
+}
+
+} // namespace
+
+void neg(const KernelArgs& args) {
+  unary<ArithmeticDTypes>(args, [](auto x) { return wrapping_neg(x); });
+}
+void abs(const KernelArgs& args) {
+  unary<ArithmeticDTypes>(args, [](auto x) { return absolute(x); });
+}
+void relu(const KernelArgs& args) {
+  // `x < 0` is false for NaN, so NaN passes through like torch.relu.
+  unary<ArithmeticDTypes>(args, [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
+}
+void exp(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::exp(x); });
+}
+void log(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::log(x); });
+}
+void sqrt(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::sqrt(x); });
+}
+void rsqrt(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return decltype(x)(1) / std::sqrt(x); });
+}
+void tanh(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::tanh(x); });
+}
+void sigmoid(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return sigmoid_of(x); });
+}
+void silu(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return x * sigmoid_of(x); });
+}
+void erf(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::erf(x); });
+}
+void sin(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::sin(x); });
+}
+void cos(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::cos(x); });
+}
+
+void gelu(const KernelArgs& args) {
+  const ir::Attr* approximate = args.op.attrs.find("approximate");
+  const std::string mode = approximate ? args.op.attrs.get_string("approximate") : "none";
+  if (mode == "none") return unary<FloatDTypes>(args, [](auto x) { return gelu_erf(x); });
+  if (mode == "tanh") return unary<FloatDTypes>(args, [](auto x) { return gelu_tanh(x); });
+  throw Error(ErrorKind::unsupported, op_place(args.op) + ": unknown gelu approximation \"" + mode + "\"");
+}
+
+void add(const KernelArgs& args) {
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return wrapping_add(a, b); });
+}
+void sub(const KernelArgs& args) {
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return wrapping_sub(a, b); });
+}
+void mul(const KernelArgs& args) {
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return wrapping_mul(a, b); });
+}
+void div(const KernelArgs& args) {
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return divide(a, b); });
+}
+void pow(const KernelArgs& args) {
+  binary<FloatDTypes>(args, [](auto a, auto b) { return std::pow(a, b); });
+}
+void maximum(const KernelArgs& args) {
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return nan_max(a, b); });
+}
+void minimum(const KernelArgs& args) {
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return nan_min(a, b); });
+}
+
+void compare(const KernelArgs& args) {
+  require_same_dtype(args, {0, 1}, false);
+  if (args.outputs[0].dtype != DType::boolean) throw_unsupported_dtype(args.op, args.outputs[0].dtype);
+  with_predicate(args.op, [&](auto predicate) {
+    dispatch_dtype(AllDTypes{}, args.inputs[0].dtype, args.op, [&](auto e) {
+      binary_map<decltype(e), Element<DType::boolean>>(args, [&](auto a, auto b) { return predicate(a, b); });
+    });
+  });
+}
+
+void where(const KernelArgs& args) {
+  if (args.inputs[0].dtype != DType::boolean) throw_unsupported_dtype(args.op, args.inputs[0].dtype);
+  require_same_dtype(args, {1, 2});
+  const View &cond = args.inputs[0], &a = args.inputs[1], &b = args.inputs[2], &out = args.outputs[0];
+  const StridedLoop<3> loop = broadcast_loop<3>(out.dims, {cond.dims, a.dims, b.dims}, args.op);
+  const int64_t sc = loop.inner_stride(0), sa = loop.inner_stride(1), sb = loop.inner_stride(2);
+  // Selection moves bits, so one instantiation per element size serves every dtype.
+  dispatch_element_size(dtype_size(out.dtype), [&](auto word) {
+    using W = decltype(word);
+    const uint8_t* c_data = cond.as<const uint8_t>();
+    const W* a_data = a.as<const W>();
+    const W* b_data = b.as<const W>();
+    W* out_data = out.as<W>();
+    for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 3> in, int64_t count) {
+      for (int64_t i = 0; i < count; ++i)
+        out_data[out_offset + i] =
+            c_data[in[0] + i * sc] ? a_data[in[1] + i * sa] : b_data[in[2] + i * sb];
+    });
+  });
+}
+
+void cast(const KernelArgs& args) {
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  dispatch_dtype(AllDTypes{}, x.dtype, args.op, [&](auto from) {
+    dispatch_dtype(AllDTypes{}, y.dtype, args.op, [&](auto to) {
+      using From = decltype(from);
+      using To = decltype(to);
+      const auto* src = x.as<const typename From::Storage>();
+      auto* dst = y.as<typename To::Storage>();
+      for_each_range(y.numel(), [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          dst[i] = To::store(convert_value<typename To::Compute>(From::load(src[i])));
+      });
+    });
+  });
+}
+
+} // namespace kiln::interp

@@ -1,0 +1,118 @@
+#include "interp/kernels/kernels.hpp"
+#include "interp/kernels/kernel_support.hpp"
+#include <cmath>
+
+namespace kiln::interp {
+
+namespace {
+
+double eps_of(const ir::Op& op) { return op.attrs.get_float_or("eps", 1e-5); }
+
+// x viewed as [rows, features] where features are the dims from `axis` on.
+struct RowSplit {
+  int64_t rows, features;
+};
+
+RowSplit rows_from_axis(const KernelArgs& args) {
+  std::span<const int64_t> dims = args.inputs[0].dims;
+  const int64_t axis = normalize_axis(args.op, args.op.attrs.get_int("axis"), int64_t(dims.size()));
+  const RowSplit s{product(dims.subspan(0, size_t(axis))), product(dims.subspan(size_t(axis)))};
+  for (size_t i = 1; i < args.inputs.size(); ++i)
+    if (args.inputs[i].numel() != s.features)
+      throw Error(ErrorKind::shape, op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
+                                        std::to_string(args.inputs[i].numel()) + " elements, expected " +
+                                        std::to_string(s.features));
+  return s;
+}
+
+// Statistics in double, two passes: the variance does not cancel catastrophically.
+template <class T> void layer_norm_typed(const KernelArgs& args) {
+  const RowSplit s = rows_from_axis(args);
+  const T* x = args.inputs[0].as<const T>();
+  const T* weight = args.inputs.size() > 1 ? args.inputs[1].as<const T>() : nullptr;
+  const T* bias = args.inputs.size() > 2 ? args.inputs[2].as<const T>() : nullptr;
+  T* y = args.outputs[0].as<T>();
+  const double eps = eps_of(args.op);
+  if (s.features == 0) return;
+  parallel_for(s.rows, worth_parallel(s.rows * s.features), [&](int64_t r) {
+    const T* in = x + r * s.features;
+    T* out = y + r * s.features;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < s.features; ++i) mean += in[i];
+    mean /= double(s.features);
+    for (int64_t i = 0; i < s.features; ++i) var += (in[i] - mean) * (in[i] - mean);
+    const double inv_std = 1.0 / std::sqrt(var / double(s.features) + eps);
+    for (int64_t i = 0; i < s.features; ++i) {
+      double v = (in[i] - mean) * inv_std;
+      if (weight) v *= weight[i];
+      if (bias) v += bias[i];
+      out[i] = T(v);
+    }
+  });
+}
+
+template <class T> void rms_norm_typed(const KernelArgs& args) {
+  const RowSplit s = rows_from_axis(args);
+  const T* x = args.inputs[0].as<const T>();
+  const T* weight = args.inputs.size() > 1 ? args.inputs[1].as<const T>() : nullptr;
+  T* y = args.outputs[0].as<T>();
+  const double eps = eps_of(args.op);
+  if (s.features == 0) return;
+  parallel_for(s.rows, worth_parallel(s.rows * s.features), [&](int64_t r) {
+    const T* in = x + r * s.features;
+    T* out = y + r * s.features;
+    double mean_square = 0;
+    for (int64_t i = 0; i < s.features; ++i) mean_square += double(in[i]) * in[i];
+    const double inv_rms = 1.0 / std::sqrt(mean_square / double(s.features) + eps);
+    for (int64_t i = 0; i < s.features; ++i) out[i] = T(in[i] * inv_rms * (weight ? double(weight[i]) : 1.0));
+  });
+}
+
+// y = x * scale[c] + shift[c], with scale and shift folded from the statistics once per channel.
+template <class T> void batch_norm_typed(const KernelArgs& args) {
+  std::span<const int64_t> dims = args.inputs[0].dims;
+  if (dims.size() < 2)
+    throw Error(ErrorKind::shape, op_place(args.op) + ": input " + dims_string(dims) + " needs rank >= 2 (N, C, ...)");
+  const int64_t batch = dims[0], channels = dims[1], plane = product(dims.subspan(2));
+  for (size_t i = 1; i < args.inputs.size(); ++i)
+    if (args.inputs[i].numel() != channels)
+      throw Error(ErrorKind::shape, op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
+                                        std::to_string(args.inputs[i].numel()) + " elements, expected " +
+                                        std::to_string(channels));
+  const T* mean = args.inputs[1].as<const T>();
+  const T* var = args.inputs[2].as<const T>();
+  const T* weight = args.inputs.size() > 3 ? args.inputs[3].as<const T>() : nullptr;
+  const T* bias = args.inputs.size() > 4 ? args.inputs[4].as<const T>() : nullptr;
+  const double eps = eps_of(args.op);
+  std::vector<double> scale(static_cast<size_t>(channels)), shift(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    scale[size_t(c)] = (weight ? double(weight[c]) : 1.0) / std::sqrt(double(var[c]) + eps);
+    shift[size_t(c)] = (bias ? double(bias[c]) : 0.0) - double(mean[c]) * scale[size_t(c)];
+  }
+  const T* x = args.inputs[0].as<const T>();
+  T* y = args.outputs[0].as<T>();
+  parallel_for(batch * channels, worth_parallel(batch * channels * plane), [&](int64_t nc) {
+    const size_t c = size_t(nc % channels);
+    for (int64_t i = nc * plane; i < (nc + 1) * plane; ++i) y[i] = T(x[i] * scale[c] + shift[c]);
+  });
+}
+
+template <class Typed> void normalization(const KernelArgs& args, Kernel self, Typed typed) {
+  require_uniform_dtype(args);
+  if (has_half_operand(args)) return run_in_f32(args, self);
+  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { typed(e); });
+}
+
+} // namespace
+
+void layer_norm(const KernelArgs& args) {
+  normalization(args, layer_norm, [&](auto e) { layer_norm_typed<typename decltype(e)::Storage>(args); });
+}
+void rms_norm(const KernelArgs& args) {
+  normalization(args, rms_norm, [&](auto e) { rms_norm_typed<typename decltype(e)::Storage>(args); });
+}
+void batch_norm(const KernelArgs& args) {
+  normalization(args, batch_norm, [&](auto e) { batch_norm_typed<typename decltype(e)::Storage>(args); });
+}
+
+} // namespace kiln::interp

@@ -1,0 +1,236 @@
+#include "interp/kernels/kernels.hpp"
+#include "interp/kernels/strided_loop.hpp"
+#include <cstring>
+
+namespace kiln::interp {
+
+namespace {
+
+size_t element_bytes(const View& v) { return dtype_size(v.dtype); }
+
+// Ops that only relabel dims keep the bytes: reshape, squeeze, unsqueeze.
+void copy_bytes(const KernelArgs& args) {
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  require_same_dtype(args, {0});
+  if (x.numel() != y.numel())
+    throw Error(ErrorKind::shape, op_place(args.op) + ": cannot view " + dims_string(x.dims) + " as " +
+                                      dims_string(y.dims));
+  if (x.data != y.data) std::memcpy(y.data, x.data, size_t(y.numel()) * element_bytes(y));
+}
+
+// out (contiguous, C order) = in read through `loop` (the strided source). Rows whose source is
+// contiguous are memcpy'd.
+void gather_strided(const StridedLoop<1>& loop, const View& in, const View& out) {
+  const size_t bytes = element_bytes(out);
+  const int64_t stride = loop.inner_stride(0);
+  dispatch_element_size(bytes, [&](auto word) {
+    using W = decltype(word);
+    const W* src = in.as<const W>();
+    W* dst = out.as<W>();
+    for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 1> in_offset, int64_t count) {
+      if (stride == 1) {
+        std::memcpy(dst + out_offset, src + in_offset[0], size_t(count) * bytes);
+        return;
+      }
+      for (int64_t i = 0; i < count; ++i) dst[out_offset + i] = src[in_offset[0] + i * stride];
+    });
+  });
+}
+
+// The dims of x viewed as [outer, axis * inner] blocks for concat and split.
+struct Blocks {
+  int64_t outer, inner;
+};
+
+Blocks blocks_around(const View& v, int64_t axis) {
+  return {product(v.dims.first(size_t(axis))), product(v.dims.subspan(size_t(axis) + 1))};
+}
+
+void check_same_rank(const ir::Op& op, const View& a, const View& b) {
+  if (a.rank() != b.rank())
+    throw Error(ErrorKind::shape, op_place(op) + ": " + dims_string(a.dims) + " and " + dims_string(b.dims) +
+                                      " differ in rank");
+}
+
+// The data index picked by each gather index, wrapped like numpy and checked.
+std::vector<int64_t> gather_indices(const KernelArgs& args, int64_t axis, int64_t size) {
+  const View& idx = args.inputs[1];
+  std::vector<int64_t> indices(size_t(idx.numel()));
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const int64_t raw = idx.dtype == DType::i64 ? idx.as<const int64_t>()[i] : idx.as<const int32_t>()[i];
+    if (raw < -size || raw >= size)
+      throw Error(ErrorKind::shape, op_place(args.op) + ": index " + std::to_string(raw) +
+                                        " is out of range for axis " + std::to_string(axis) + " of size " +
+                                        std::to_string(size));
+    indices[i] = raw < 0 ? raw + size : raw;
+  }
+  return indices;
+}
+
+} // namespace
+
+void reshape(const KernelArgs& args) { copy_bytes(args); }
+void squeeze(const KernelArgs& args) { copy_bytes(args); }
+void unsqueeze(const KernelArgs& args) { copy_bytes(args); }
+
+void transpose(const KernelArgs& args) {
+  require_same_dtype(args, {0});
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  const auto& perm = args.op.attrs.get_ints("perm");
+  if (int64_t(perm.size()) != x.rank() || y.rank() != x.rank())
+    throw Error(ErrorKind::shape, op_place(args.op) + ": perm has " + std::to_string(perm.size()) +
+                                      " entries for rank " + std::to_string(x.rank()));
+  const std::vector<int64_t> in_strides = contiguous_strides(x.dims);
+  std::array<std::vector<int64_t>, 1> strides;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    const size_t axis = size_t(normalize_axis(args.op, perm[i], x.rank()));
+    if (y.dims[i] != x.dims[axis])
+      throw Error(ErrorKind::shape, op_place(args.op) + ": result " + dims_string(y.dims) +
+                                        " is not a permutation of " + dims_string(x.dims));
+    strides[0].push_back(in_strides[axis]);
+  }
+  gather_strided(StridedLoop<1>(y.dims, strides), x, y);
+}
+
+void broadcast_to(const KernelArgs& args) {
+  require_same_dtype(args, {0});
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  gather_strided(broadcast_loop<1>(y.dims, {x.dims}, args.op), x, y);
+}
+
+void slice(const KernelArgs& args) {
+  require_same_dtype(args, {0});
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  const auto& starts = args.op.attrs.get_ints("starts");
+  const auto& steps = args.op.attrs.get_ints("steps");
+  const size_t rank = x.dims.size();
+  if (starts.size() != rank || steps.size() != rank || y.dims.size() != rank)
+    throw Error(ErrorKind::shape, op_place(args.op) + ": starts and steps need one entry per axis (rank " +
+                                      std::to_string(rank) + ")");
+  const std::vector<int64_t> in_strides = contiguous_strides(x.dims);
+  std::array<std::vector<int64_t>, 1> strides{std::vector<int64_t>(rank)};
+  std::array<int64_t, 1> base{0};
+  for (size_t d = 0; d < rank; ++d) {
+    if (steps[d] <= 0)
+      throw Error(ErrorKind::unsupported, op_place(args.op) + ": step " + std::to_string(steps[d]) + " on axis " +
+                                              std::to_string(d) + "; only positive steps are supported");
+    const bool in_range = starts[d] >= 0 && starts[d] + (y.dims[d] - 1) * steps[d] < x.dims[d];
+    if (y.dims[d] > 0 && !in_range)
+      throw Error(ErrorKind::shape, op_place(args.op) + ": " + std::to_string(y.dims[d]) + " elements from " +
+                                        std::to_string(starts[d]) + " by " + std::to_string(steps[d]) +
+                                        " leave axis " + std::to_string(d) + " of size " + std::to_string(x.dims[d]));
+    strides[0][d] = in_strides[d] * steps[d];
+    base[0] += starts[d] * in_strides[d];
+  }
+  if (y.numel() == 0) return;
+  gather_strided(StridedLoop<1>(y.dims, strides, base), x, y);
+}
+
+void concat(const KernelArgs& args) {
+  const View& y = args.outputs[0];
+  const int64_t axis = normalize_axis(args.op, args.op.attrs.get_int("axis"), y.rank());
+  const size_t bytes = element_bytes(y);
+  const Blocks out = blocks_around(y, axis);
+  int64_t axis_total = 0;
+  for (size_t i = 0; i < args.inputs.size(); ++i) {
+    require_same_dtype(args, {i});
+    check_same_rank(args.op, args.inputs[i], y);
+    axis_total += args.inputs[i].dims[size_t(axis)];
+  }
+  if (axis_total != y.dims[size_t(axis)])
+    throw Error(ErrorKind::shape, op_place(args.op) + ": operands add up to " + std::to_string(axis_total) +
+                                      " along axis " + std::to_string(axis) + ", result has " +
+                                      std::to_string(y.dims[size_t(axis)]));
+  auto* dst = static_cast<std::byte*>(y.data);
+  parallel_for(out.outer, worth_parallel(y.numel()), [&](int64_t o) {
+    std::byte* row = dst + size_t(o * y.dims[size_t(axis)] * out.inner) * bytes;
+    for (const View& x : args.inputs) {
+      const size_t block = size_t(x.dims[size_t(axis)] * out.inner) * bytes;
+      std::memcpy(row, static_cast<const std::byte*>(x.data) + size_t(o) * block, block);
+      row += block;
+    }
+  });
+}
+
+void split(const KernelArgs& args) {
+  const View& x = args.inputs[0];
+  const int64_t axis = normalize_axis(args.op, args.op.attrs.get_int("axis"), x.rank());
+  const size_t bytes = element_bytes(x);
+  const Blocks in = blocks_around(x, axis);
+  int64_t axis_total = 0;
+  for (const View& y : args.outputs) {
+    check_same_rank(args.op, x, y);
+    axis_total += y.dims[size_t(axis)];
+  }
+  require_same_dtype(args, {0});
+  if (axis_total != x.dims[size_t(axis)])
+    throw Error(ErrorKind::shape, op_place(args.op) + ": results add up to " + std::to_string(axis_total) +
+                                      " along axis " + std::to_string(axis) + ", operand has " +
+                                      std::to_string(x.dims[size_t(axis)]));
+  const auto* src = static_cast<const std::byte*>(x.data);
+  parallel_for(in.outer, worth_parallel(x.numel()), [&](int64_t o) {
+    const std::byte* row = src + size_t(o * x.dims[size_t(axis)] * in.inner) * bytes;
+    for (const View& y : args.outputs) {
+      const size_t block = size_t(y.dims[size_t(axis)] * in.inner) * bytes;
+      std::memcpy(static_cast<std::byte*>(y.data) + size_t(o) * block, row, block);
+      row += block;
+    }
+  });
+}
+
+void gather(const KernelArgs& args) {
+  const View &data = args.inputs[0], &idx = args.inputs[1], &y = args.outputs[0];
+  if (idx.dtype != DType::i32 && idx.dtype != DType::i64) throw_unsupported_dtype(args.op, idx.dtype);
+  require_same_dtype(args, {0});
+  const int64_t axis = normalize_axis(args.op, args.op.attrs.get_int("axis"), data.rank());
+  const Blocks b = blocks_around(data, axis);
+  const int64_t size = data.dims[size_t(axis)];
+  if (y.numel() != b.outer * idx.numel() * b.inner)
+    throw Error(ErrorKind::shape, op_place(args.op) + ": result " + dims_string(y.dims) + " does not match data " +
+                                      dims_string(data.dims) + " gathered by " + dims_string(idx.dims));
+  const std::vector<int64_t> indices = gather_indices(args, axis, size);
+  const size_t block = size_t(b.inner) * element_bytes(y);
+  const auto* src = static_cast<const std::byte*>(data.data);
+  auto* dst = static_cast<std::byte*>(y.data);
+  const int64_t count = int64_t(indices.size());
+  parallel_for(b.outer * count, worth_parallel(y.numel()), [&](int64_t t) {
+    const int64_t o = t / count, j = t % count;
+    std::memcpy(dst + size_t(t) * block, src + size_t(o * size + indices[size_t(j)]) * block, block);
+  });
+}
+
+void pad(const KernelArgs& args) {
+  require_same_dtype(args, {0});
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  const auto& pads = args.op.attrs.get_ints("pads");
+  const size_t rank = x.dims.size();
+  bool fits = pads.size() == 2 * rank && y.dims.size() == rank;
+  for (size_t d = 0; fits && d < rank; ++d)
+    fits = pads[2 * d] >= 0 && pads[2 * d + 1] >= 0 && y.dims[d] == x.dims[d] + pads[2 * d] + pads[2 * d + 1];
+  if (!fits)
+    throw Error(ErrorKind::shape, op_place(args.op) + ": pads do not take " + dims_string(x.dims) + " to " +
+                                      dims_string(y.dims) + " (non-negative [lo0, hi0, lo1, hi1, ...] expected)");
+  const double value = args.op.attrs.get_float("value");
+  dispatch_dtype(AllDTypes{}, y.dtype, args.op, [&](auto e) {
+    using E = decltype(e);
+    const auto fill = storage_from_double<E>(value);
+    auto* out = y.as<typename E::Storage>();
+    for_each_range(y.numel(), [&](int64_t begin, int64_t end) { std::fill(out + begin, out + end, fill); });
+  });
+  // Scatter x into the interior: walk x in order, writing through the result's strides.
+  const std::vector<int64_t> out_strides = contiguous_strides(y.dims);
+  std::array<int64_t, 1> interior{0};
+  for (size_t d = 0; d < rank; ++d) interior[0] += pads[2 * d] * out_strides[d];
+  const StridedLoop<1> loop(x.dims, {out_strides}, interior);
+  const int64_t stride = loop.inner_stride(0); // 1 unless x's trailing dims are all 1
+  dispatch_element_size(element_bytes(y), [&](auto word) {
+    using W = decltype(word);
+    const W* src = x.as<const W>();
+    W* dst = y.as<W>();
+    for_each_chunk(loop, [&](int64_t in_offset, std::array<int64_t, 1> out_offset, int64_t count) {
+      for (int64_t i = 0; i < count; ++i) dst[out_offset[0] + i * stride] = src[in_offset + i];
+    });
+  });
+}
+
+} // namespace kiln::interp

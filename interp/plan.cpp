@@ -1,0 +1,210 @@
+#include "interp/plan.hpp"
+#include "interp/kernels/kernel_support.hpp"
+#include "ir/ops.hpp"
+#include <algorithm>
+#include <numeric>
+
+namespace kiln::interp {
+
+namespace {
+
+size_t round_up(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+bool overlap_in_time(const LiveInterval& a, const LiveInterval& b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+struct PlacedBlock {
+  size_t offset;
+  size_t bytes;
+  size_t interval;
+};
+
+// The lowest-waste offset for a block of `bytes` among the blocks it overlaps in time (sorted by offset).
+size_t best_fit_offset(const std::vector<const PlacedBlock*>& conflicts, size_t bytes) {
+  size_t best = 0, best_gap = 0, gap_start = 0;
+  bool found = false;
+  for (const PlacedBlock* block : conflicts) {
+    if (block->offset > gap_start) {
+      size_t gap = block->offset - gap_start;
+      if (gap >= bytes && (!found || gap < best_gap)) best = gap_start, best_gap = gap, found = true;
+    }
+    gap_start = std::max(gap_start, block->offset + block->bytes);
+  }
+  return found ? best : gap_start;
+}
+
+bool aliases_its_input(ir::OpKind kind) {
+  return kind == ir::OpKind::reshape || kind == ir::OpKind::squeeze || kind == ir::OpKind::unsqueeze;
+}
+
+std::string value_name(ir::ValueId v) { return "%" + std::to_string(v); }
+
+void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::Op& op, ErrorKind kind) {
+  if (!tensor.defined() || !tensor.is_concrete())
+    throw Error(kind, op_place(op) + ": the bound tensor is not a concrete tensor");
+  if (tensor.dtype() != value.dtype || tensor.dims() != value.dims)
+    throw Error(kind, op_place(op) + ": the bound tensor is " + tensor.layout().to_string() +
+                          ", the graph expects " + dtype_name(value.dtype) + " " +
+                          shape_to_string(shape_from_dims(value.dims)));
+}
+
+} // namespace
+
+ArenaLayout plan_arena(std::span<const LiveInterval> intervals) {
+  ArenaLayout layout;
+  layout.offsets.assign(intervals.size(), 0);
+  std::vector<size_t> order(intervals.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return intervals[a].bytes > intervals[b].bytes; });
+
+  std::vector<PlacedBlock> placed; // kept sorted by offset
+  std::vector<const PlacedBlock*> conflicts;
+  for (size_t i : order) {
+    const size_t bytes = round_up(intervals[i].bytes);
+    if (bytes == 0) continue;
+    conflicts.clear();
+    for (const PlacedBlock& block : placed)
+      if (overlap_in_time(intervals[block.interval], intervals[i])) conflicts.push_back(&block);
+    const size_t offset = best_fit_offset(conflicts, bytes);
+    layout.offsets[i] = offset;
+    layout.peak_bytes = std::max(layout.peak_bytes, offset + bytes);
+    auto at = std::upper_bound(placed.begin(), placed.end(), offset,
+                               [](size_t off, const PlacedBlock& block) { return off < block.offset; });
+    placed.insert(at, PlacedBlock{offset, bytes, i});
+  }
+  return layout;
+}
+
+ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights)
+    : graph_(std::move(graph)) {
+  if (!graph_) throw Error(ErrorKind::internal, "interpreter plan: no graph");
+  plan_values(weights);
+  plan_steps();
+  plan_arena_offsets();
+  plan_outputs();
+}
+
+void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
+  const ir::Function& fn = *graph_;
+  values_.resize(fn.values.size());
+  for (size_t v = 0; v < fn.values.size(); ++v) {
+    const ir::ValueType& type = fn.values[v].type;
+    if (!shape_is_static(type.shape))
+      throw Error(ErrorKind::shape, "interpreter plan of @" + fn.name + ": " + value_name(ir::ValueId(v)) +
+                                        " has type " + ir::type_to_string(type) +
+                                        "; graphs are specialised to static dims before they are planned");
+    values_[v].dtype = type.dtype;
+    values_[v].dims = static_dims(type.shape);
+    values_[v].bytes = size_t(numel_of(values_[v].dims)) * dtype_size(type.dtype);
+  }
+  for (size_t i = 0; i < fn.args.size(); ++i) {
+    values_[fn.args[i]].storage = Storage::argument;
+    values_[fn.args[i]].arg_index = uint32_t(i);
+  }
+  for (const ir::Op& op : fn.ops) {
+    if (op.kind == ir::OpKind::constant) {
+      ValuePlan& value = values_[op.results.at(0)];
+      value.bound = op.attrs.get_tensor("value");
+      check_bound_tensor(value.bound, value, op, ErrorKind::shape);
+      value.storage = Storage::bound;
+    } else if (op.kind == ir::OpKind::constant_external) {
+      ValuePlan& value = values_[op.results.at(0)];
+      const std::string& name = op.attrs.get_string("name");
+      auto weight = weights.find(name);
+      if (weight == weights.end())
+        throw Error(ErrorKind::weight, op_place(op) + ": no weight named '" + name + "' is bound");
+      value.bound = weight->second;
+      check_bound_tensor(value.bound, value, op, ErrorKind::weight);
+      value.storage = Storage::bound;
+    }
+  }
+  for (ir::ValueId v : fn.outputs)
+    if (values_.at(v).storage == Storage::arena) values_[v].storage = Storage::output;
+  for (const ir::Op& op : fn.ops) {
+    if (!aliases_its_input(op.kind)) continue;
+    ValuePlan& result = values_[op.results.at(0)];
+    ir::ValueId source = op.operands.at(0);
+    ir::ValueId root = values_[source].storage == Storage::alias ? values_[source].alias_root : source;
+    // A buffer may be stored into later in the call; an alias would see the new contents.
+    const bool root_is_buffer = values_[root].storage == Storage::argument && fn.type_of(root).is_buffer;
+    if (result.storage != Storage::arena || root_is_buffer) continue;
+    result.storage = Storage::alias;
+    result.alias_root = root;
+    aliases_.push_back(op.results[0]);
+  }
+}
+
+void ExecutionPlan::plan_steps() {
+  for (const ir::Op& op : graph_->ops) {
+    PlanStep step;
+    step.op = &op;
+    step.first_view = uint32_t(view_templates_.size());
+    step.num_inputs = uint32_t(op.operands.size());
+    step.num_outputs = uint32_t(op.results.size());
+    switch (op.kind) {
+    case ir::OpKind::constant:
+    case ir::OpKind::constant_external: step.kind = StepKind::bind; break;
+    case ir::OpKind::buffer_store: step.kind = StepKind::buffer_store; break;
+    case ir::OpKind::call:
+      throw Error(ErrorKind::internal,
+                  op_place(op) + ": calls are inlined before the interpreter plans a graph");
+    case ir::OpKind::custom:
+      throw Error(ErrorKind::unsupported, op_place(op) + " ('" + op.attrs.get_string("op") +
+                                              "'): the interpreter has no extension op registry");
+    default:
+      if (!op.results.empty() && values_[op.results[0]].storage == Storage::alias) {
+        step.kind = StepKind::alias;
+        break;
+      }
+      step.kind = StepKind::kernel;
+      step.kernel = kernel_for(op.kind);
+      if (!step.kernel)
+        throw Error(ErrorKind::unsupported, op_place(op) + ": the interpreter has no kernel for it");
+    }
+    for (ir::ValueId v : op.operands) {
+      view_templates_.push_back(View{nullptr, values_.at(v).dtype, values_[v].dims});
+      view_values_.push_back(v);
+    }
+    for (ir::ValueId v : op.results) {
+      view_templates_.push_back(View{nullptr, values_[v].dtype, values_[v].dims});
+      view_values_.push_back(v);
+    }
+    steps_.push_back(step);
+  }
+}
+
+void ExecutionPlan::plan_arena_offsets() {
+  const ir::Function& fn = *graph_;
+  std::vector<LiveInterval> live(values_.size());
+  for (size_t i = 0; i < fn.ops.size(); ++i) {
+    for (ir::ValueId v : fn.ops[i].results) live[v] = LiveInterval{values_[v].bytes, int64_t(i), int64_t(i)};
+    // An alias keeps the memory it reads alive for as long as the alias is used.
+    for (ir::ValueId v : fn.ops[i].operands) {
+      ir::ValueId root = values_[v].storage == Storage::alias ? values_[v].alias_root : v;
+      live[root].last = std::max(live[root].last, int64_t(i));
+    }
+  }
+  std::vector<ir::ValueId> arena_values;
+  std::vector<LiveInterval> intervals;
+  for (size_t v = 0; v < values_.size(); ++v) {
+    if (values_[v].storage != Storage::arena) continue;
+    arena_values.push_back(ir::ValueId(v));
+    intervals.push_back(live[v]);
+  }
+  ArenaLayout layout = plan_arena(intervals);
+  for (size_t i = 0; i < arena_values.size(); ++i) values_[arena_values[i]].arena_offset = layout.offsets[i];
+  arena_bytes_ = layout.peak_bytes;
+}
+
+void ExecutionPlan::plan_outputs() {
+  std::vector<bool> written(values_.size(), false);
+  for (ir::ValueId v : graph_->outputs) {
+    const bool by_op = values_.at(v).storage == Storage::output && !written[v];
+    written[v] = written[v] || by_op;
+    outputs_.push_back(OutputSlot{v, by_op});
+  }
+}
+
+} // namespace kiln::interp

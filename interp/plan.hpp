@@ -1,0 +1,114 @@
+#pragma once
+#include "interp/kernel.hpp"
+#include "runtime/executable.hpp"
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace kiln::interp {
+
+// Every arena offset (and every arena block size) is a multiple of this.
+inline constexpr size_t kArenaAlignment = 64;
+
+// A block the arena must hold from op `first` to op `last` (inclusive, indices into the op order).
+struct LiveInterval {
+  size_t bytes = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+};
+
+// Offsets of the blocks in one arena: blocks whose intervals overlap never share bytes.
+struct ArenaLayout {
+  std::vector<size_t> offsets; // one per interval, aligned to kArenaAlignment
+  size_t peak_bytes = 0;
+};
+
+// Greedy by size, best fit: the largest blocks are placed first, each into the smallest gap left
+// between the blocks it overlaps in time (TFLite Micro's greedy memory planner).
+ArenaLayout plan_arena(std::span<const LiveInterval> intervals);
+
+// Where a value's memory comes from during one call.
+enum class Storage : uint8_t {
+  argument, // the caller's input tensor (buffer arguments are written through it)
+  bound,    // a constant attribute or a weight: shared, never copied
+  arena,    // the call's arena, at arena_offset
+  output,   // the fresh output tensor handed back to the caller
+  alias,    // the memory of alias_root (a reshape, squeeze or unsqueeze that needs no copy)
+};
+
+struct ValuePlan {
+  DType dtype = DType::f32;
+  std::vector<int64_t> dims; // static; View::dims point here
+  size_t bytes = 0;
+  Storage storage = Storage::arena;
+  size_t arena_offset = 0;    // Storage::arena
+  uint32_t arg_index = 0;     // Storage::argument
+  ir::ValueId alias_root = 0; // Storage::alias: never itself an alias
+  Tensor bound;               // Storage::bound: keeps the constant's or weight's storage alive
+};
+
+// What the executor does for one op.
+enum class StepKind : uint8_t {
+  kernel,       // call `kernel`
+  bind,         // constant / constant_external: the value is bound, nothing runs
+  alias,        // reshape-like op whose result aliases its input: nothing runs
+  buffer_store, // copy operand 1 into operand 0's memory (the caller's buffer)
+};
+
+struct PlanStep {
+  const ir::Op* op = nullptr;
+  StepKind kind = StepKind::kernel;
+  Kernel kernel = nullptr;
+  uint32_t first_view = 0; // the op's inputs, then its outputs, in view_templates()
+  uint32_t num_inputs = 0;
+  uint32_t num_outputs = 0;
+};
+
+// One graph output. A value produced by a kernel is written straight into the fresh output tensor
+// (its first occurrence); arguments, bound values and repeated outputs are copied after the run.
+struct OutputSlot {
+  ir::ValueId value = 0;
+  bool written_by_op = false;
+};
+
+// Built once per executable: op order, static dims of every value, where every value lives and the
+// arena layout. Immutable afterwards, so one plan serves many concurrent calls.
+class ExecutionPlan {
+public:
+  // Throws kiln::Error for graphs the interpreter cannot run: symbolic dims (shape), a weight
+  // missing from `weights` (weight), a call left in the graph (internal) or a custom op (unsupported).
+  ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights);
+  ExecutionPlan(const ExecutionPlan&) = delete;
+  ExecutionPlan& operator=(const ExecutionPlan&) = delete;
+
+  const ir::Function& graph() const { return *graph_; }
+  const std::vector<ValuePlan>& values() const { return values_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+  // Per step: the op's input views then its output views, with dtype and dims set and data null.
+  const std::vector<View>& view_templates() const { return view_templates_; }
+  // The value each view template shows.
+  const std::vector<ir::ValueId>& view_values() const { return view_values_; }
+  const std::vector<OutputSlot>& outputs() const { return outputs_; }
+  // Values whose memory is another value's (Storage::alias), in op order.
+  const std::vector<ir::ValueId>& aliases() const { return aliases_; }
+  // Peak bytes of one call's arena.
+  size_t arena_bytes() const { return arena_bytes_; }
+
+private:
+  void plan_values(const runtime::WeightMap& weights);
+  void plan_steps();
+  void plan_arena_offsets();
+  void plan_outputs();
+
+  std::shared_ptr<const ir::Function> graph_;
+  std::vector<ValuePlan> values_;
+  std::vector<PlanStep> steps_;
+  std::vector<View> view_templates_;
+  std::vector<ir::ValueId> view_values_;
+  std::vector<OutputSlot> outputs_;
+  std::vector<ir::ValueId> aliases_;
+  size_t arena_bytes_ = 0;
+};
+
+} // namespace kiln::interp

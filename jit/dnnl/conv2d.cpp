@@ -1,0 +1,160 @@
+#include "jit/dnnl/conv2d.hpp"
+#include "jit/dnnl/engine.hpp"
+#include "jit/dnnl/weight_pack_cache.hpp"
+#include <kiln/error.hpp>
+
+namespace kiln::jit::dnnl_ops {
+namespace {
+
+int64_t output_size(int64_t input, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation) {
+  int64_t last_start = input + 2 * padding - dilation * (kernel - 1) - 1;
+  return last_start < 0 ? 0 : last_start / stride + 1;
+}
+
+// The weight as oneDNN names it: OIHW, or GOIHW with O split per group (the same bytes).
+Dims weight_desc_dims(const Conv2dParams& params) {
+  const Dims& w = params.weight_dims;
+  if (params.groups == 1) return w;
+  return {params.groups, w[0] / params.groups, w[1], w[2], w[3]};
+}
+
+std::optional<std::string> refuse_hyperparameters(const Conv2dParams& params) {
+  for (int i = 0; i < 2; ++i) {
+    if (params.stride[i] < 1 || params.dilation[i] < 1 || params.padding[i] < 0) {
+      return "conv2d needs stride >= 1, dilation >= 1 and padding >= 0";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> refuse_shapes(const Conv2dParams& params) {
+  if (auto reason = refuse_dims("conv2d input", params.input_dims, 4)) return reason;
+  if (auto reason = refuse_dims("conv2d weight", params.weight_dims, 4)) return reason;
+  if (params.input_dims.size() != 4 || params.weight_dims.size() != 4) {
+    return "conv2d needs a rank-4 NCHW input and OIHW weight";
+  }
+  if (auto reason = refuse_hyperparameters(params)) return reason;
+  const Dims& x = params.input_dims;
+  const Dims& w = params.weight_dims;
+  std::string shapes = dims_to_string(x) + " * " + dims_to_string(w);
+  if (params.groups < 1 || w[0] % params.groups != 0 || x[1] != w[1] * params.groups) {
+    return "conv2d channels do not match groups " + std::to_string(params.groups) + ": " + shapes;
+  }
+  for (int64_t d : conv2d_output_dims(params)) {
+    if (d < 1) return "conv2d result would be empty: " + shapes;
+  }
+  return refuse_post_ops(params.post_ops);
+}
+
+dnnl::convolution_forward::primitive_desc make_pd(const Conv2dParams& params,
+                                                  const dnnl::memory::desc& weight_desc, bool allow_empty) {
+  using dnnl::convolution_forward;
+  Dims out = conv2d_output_dims(params);
+  dnnl::memory::desc in_desc = plain_desc(params.input_dims);
+  dnnl::memory::desc out_desc = plain_desc(out);
+  // oneDNN counts dilation from 0 (dense) where kiln counts from 1.
+  Dims strides{params.stride[0], params.stride[1]};
+  Dims dilates{params.dilation[0] - 1, params.dilation[1] - 1};
+  Dims padding{params.padding[0], params.padding[1]};
+  auto desc =
+      params.has_bias
+          ? convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                      in_desc, weight_desc, plain_desc({out[1]}), out_desc, strides, dilates,
+                                      padding, padding)
+          : convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                      in_desc, weight_desc, out_desc, strides, dilates, padding, padding);
+  return convolution_forward::primitive_desc(desc, make_attr(params.post_ops, out), cpu_engine(),
+                                             allow_empty);
+}
+
+} // namespace
+
+struct Conv2dPrimitive::Impl {
+  Conv2dParams params;
+  Dims out_dims;
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward primitive;
+  dnnl::memory::desc input_desc, weight_desc, bias_desc, out_desc; // queried once, bound per execute
+  std::optional<ResolvedWeight> constant_weight;
+
+  void finish_creation() {
+    primitive = dnnl::convolution_forward(pd);
+    input_desc = pd.src_desc();
+    weight_desc = pd.weights_desc();
+    bias_desc = pd.bias_desc();
+    out_desc = pd.dst_desc();
+  }
+};
+
+std::vector<int64_t> conv2d_output_dims(const Conv2dParams& params) {
+  const Dims& x = params.input_dims;
+  const Dims& w = params.weight_dims;
+  return {x[0], w[0], output_size(x[2], w[2], params.stride[0], params.padding[0], params.dilation[0]),
+          output_size(x[3], w[3], params.stride[1], params.padding[1], params.dilation[1])};
+}
+
+std::optional<std::string> Conv2dPrimitive::refuse(const Conv2dParams& params) {
+  if (auto reason = refuse_shapes(params)) return reason;
+  return refuse_unimplemented("conv2d",
+                              [&] { return make_pd(params, plain_desc(weight_desc_dims(params)), true); });
+}
+
+Conv2dPrimitive::Conv2dPrimitive(const Conv2dParams& params) {
+  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "Conv2dPrimitive: " + *reason);
+  auto impl = std::make_unique<Impl>();
+  impl->params = params;
+  impl->out_dims = conv2d_output_dims(params);
+  impl->pd = make_pd(params, plain_desc(weight_desc_dims(params)), false);
+  impl->finish_creation();
+  impl_ = std::move(impl);
+}
+
+Conv2dPrimitive::Conv2dPrimitive(const Conv2dParams& params, const ConstantWeight& weight) {
+  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "Conv2dPrimitive: " + *reason);
+  auto impl = std::make_unique<Impl>();
+  impl->params = params;
+  impl->out_dims = conv2d_output_dims(params);
+  dnnl::memory::desc given = plain_desc(weight_desc_dims(params));
+  dnnl::memory::desc any(weight_desc_dims(params), dnnl::memory::data_type::f32,
+                         dnnl::memory::format_tag::any);
+  impl->pd = make_pd(params, any, true);
+  if (!impl->pd) impl->pd = make_pd(params, given, false);
+  impl->finish_creation();
+  impl->constant_weight = resolve_constant_weight(weight, given, impl->weight_desc);
+  impl_ = std::move(impl);
+}
+
+Conv2dPrimitive::~Conv2dPrimitive() = default;
+Conv2dPrimitive::Conv2dPrimitive(Conv2dPrimitive&&) noexcept = default;
+Conv2dPrimitive& Conv2dPrimitive::operator=(Conv2dPrimitive&&) noexcept = default;
+
+void Conv2dPrimitive::execute(const Conv2dArgs& args) const {
+  const Impl& impl = *impl_;
+  require_buffer(args.input, "Conv2dPrimitive::execute", "the input");
+  require_buffer(args.out, "Conv2dPrimitive::execute", "the result");
+  ArgMap bound;
+  bound[DNNL_ARG_SRC] = bind(impl.input_desc, args.input);
+  if (impl.constant_weight) {
+    bound[DNNL_ARG_WEIGHTS] = bind(impl.constant_weight->layout, impl.constant_weight->data);
+  } else {
+    require_buffer(args.weight, "Conv2dPrimitive::execute", "the weight");
+    bound[DNNL_ARG_WEIGHTS] = bind(impl.weight_desc, args.weight);
+  }
+  if (impl.params.has_bias) {
+    require_buffer(args.bias, "Conv2dPrimitive::execute", "the bias");
+    bound[DNNL_ARG_BIAS] = bind(impl.bias_desc, args.bias);
+  }
+  bound[DNNL_ARG_DST] = bind(impl.out_desc, args.out);
+  bind_residuals(impl.params.post_ops, impl.out_dims, args.residuals, bound);
+  run(impl.primitive, impl.pd, bound);
+}
+
+const std::vector<int64_t>& Conv2dPrimitive::output_dims() const { return impl_->out_dims; }
+
+const void* Conv2dPrimitive::constant_weight_data() const {
+  return impl_->constant_weight ? impl_->constant_weight->data : nullptr;
+}
+
+std::string Conv2dPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+
+} // namespace kiln::jit::dnnl_ops

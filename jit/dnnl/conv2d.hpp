@@ -1,0 +1,68 @@
+#pragma once
+#include "jit/dnnl/constant_weight.hpp"
+#include "jit/dnnl/post_op.hpp"
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kiln::jit::dnnl_ops {
+
+// f32 2-D convolution as kiln.conv2d defines it: NCHW input, OIHW weight with I = C / groups,
+// symmetric padding, dilation 1 = dense; then bias [O], then the post-ops in order.
+struct Conv2dParams {
+  std::vector<int64_t> input_dims{};  // [N, C, H, W]
+  std::vector<int64_t> weight_dims{}; // [O, C / groups, KH, KW]
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+  bool has_bias = false;
+  std::vector<PostOp> post_ops{};
+};
+
+// [N, O, HO, WO] with HO = (H + 2 ph - dh (KH - 1) - 1) / sh + 1 (floor); meaningful for params
+// that refuse() accepts.
+std::vector<int64_t> conv2d_output_dims(const Conv2dParams& params);
+
+// Buffers of one execution, all dense row-major f32 (NCHW, OIHW).
+struct Conv2dArgs {
+  const float* input = nullptr;
+  const float* weight = nullptr;             // ignored when the weight was given as a constant
+  const float* bias = nullptr;               // [O], when has_bias
+  std::span<const float* const> residuals{}; // one per add_residual post-op, result dims
+  float* out = nullptr;
+};
+
+// A oneDNN convolution created once; input and result stay plain NCHW. execute only binds pointers
+// and may run on several threads at once.
+class Conv2dPrimitive {
+public:
+  // nullopt when the params can be lowered, else why not.
+  static std::optional<std::string> refuse(const Conv2dParams& params);
+
+  // Weight bound at every execute. Throws kiln::Error(unsupported) with refuse()'s reason.
+  explicit Conv2dPrimitive(const Conv2dParams& params);
+  // The weight is a constant (OIHW), reordered once into the layout the convolution prefers.
+  Conv2dPrimitive(const Conv2dParams& params, const ConstantWeight& weight);
+  ~Conv2dPrimitive();
+  Conv2dPrimitive(Conv2dPrimitive&&) noexcept;
+  Conv2dPrimitive& operator=(Conv2dPrimitive&&) noexcept;
+
+  void execute(const Conv2dArgs& args) const;
+
+  const std::vector<int64_t>& output_dims() const;
+  // Where a constant weight is read from (the caller's buffer or a packing); null when bound at execute.
+  const void* constant_weight_data() const;
+  // The oneDNN implementation chosen, e.g. "jit:avx2", for KILN_LOG=jit.
+  std::string implementation() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<const Impl> impl_;
+};
+
+} // namespace kiln::jit::dnnl_ops

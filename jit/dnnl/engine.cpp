@@ -1,0 +1,159 @@
+#include "jit/dnnl/engine.hpp"
+#include <kiln/error.hpp>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <sstream>
+
+namespace kiln::jit::dnnl_ops {
+namespace {
+
+// oneDNN keeps at most this many post-ops per primitive (post_ops_t::post_ops_limit in 2.6).
+constexpr size_t kMaxPostOps = 32;
+constexpr std::align_val_t kScratchpadAlignment{64};
+
+dnnl::algorithm eltwise_algorithm(Activation activation) {
+  using dnnl::algorithm;
+  switch (activation) {
+  case Activation::relu: return algorithm::eltwise_relu;
+  case Activation::gelu_erf: return algorithm::eltwise_gelu_erf;
+  case Activation::gelu_tanh: return algorithm::eltwise_gelu_tanh;
+  case Activation::tanh: return algorithm::eltwise_tanh;
+  case Activation::sigmoid: return algorithm::eltwise_logistic;
+  case Activation::silu: return algorithm::eltwise_swish; // x * sigmoid(alpha x) with alpha = 1
+  case Activation::exp: return algorithm::eltwise_exp;
+  case Activation::log: return algorithm::eltwise_log;
+  case Activation::abs: return algorithm::eltwise_abs;
+  case Activation::sqrt: return algorithm::eltwise_sqrt;
+  case Activation::square: return algorithm::eltwise_square;
+  case Activation::linear: return algorithm::eltwise_linear;
+  }
+  throw Error(ErrorKind::internal, "jit::dnnl_ops: unknown activation");
+}
+
+// A growing, 64-byte aligned buffer owned by one thread.
+class ScratchpadBuffer {
+public:
+  void* reserve(size_t bytes) {
+    if (bytes > capacity_) {
+      data_.reset(static_cast<std::byte*>(::operator new(bytes, kScratchpadAlignment)));
+      capacity_ = bytes;
+    }
+    return data_.get();
+  }
+
+private:
+  struct AlignedDelete {
+    void operator()(std::byte* p) const { ::operator delete(p, kScratchpadAlignment); }
+  };
+  std::unique_ptr<std::byte, AlignedDelete> data_;
+  size_t capacity_ = 0;
+};
+
+} // namespace
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  return stream;
+}
+
+dnnl::memory::desc plain_desc(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+dnnl::memory bind(const dnnl::memory::desc& desc, const void* data) {
+  return dnnl::memory(desc, cpu_engine(), const_cast<void*>(data));
+}
+
+dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst_dims) {
+  dnnl::post_ops ops;
+  for (const PostOp& op : post_ops) {
+    if (op.kind == PostOp::Kind::add_residual) {
+      ops.append_binary(dnnl::algorithm::binary_add, plain_desc(dst_dims));
+      continue;
+    }
+    float alpha = op.activation == Activation::linear ? op.alpha : 0.0f;
+    if (op.activation == Activation::silu) alpha = 1.0f;
+    float beta = op.activation == Activation::linear ? op.beta : 0.0f;
+    ops.append_eltwise(1.0f, eltwise_algorithm(op.activation), alpha, beta);
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void bind_residuals(std::span<const PostOp> post_ops, const Dims& dst_dims,
+                    std::span<const float* const> residuals, ArgMap& args) {
+  if (residuals.size() != size_t(residual_count(post_ops))) {
+    throw Error(ErrorKind::internal, "jit::dnnl_ops: " + std::to_string(residuals.size()) +
+                                         " residual buffers given, the post-ops add " +
+                                         std::to_string(residual_count(post_ops)));
+  }
+  dnnl::memory::desc desc = plain_desc(dst_dims);
+  size_t next = 0;
+  for (size_t i = 0; i < post_ops.size(); ++i) {
+    if (post_ops[i].kind != PostOp::Kind::add_residual) continue;
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(i)) | DNNL_ARG_SRC_1] = bind(desc, residuals[next++]);
+  }
+}
+
+std::optional<std::string> refuse_post_ops(std::span<const PostOp> post_ops) {
+  if (post_ops.size() > kMaxPostOps) {
+    return std::to_string(post_ops.size()) + " post-ops, oneDNN takes at most " + std::to_string(kMaxPostOps);
+  }
+  return std::nullopt;
+}
+
+void require_buffer(const void* pointer, const char* place, const char* buffer) {
+  if (pointer == nullptr) throw Error(ErrorKind::internal, std::string(place) + ": no buffer for " + buffer);
+}
+
+void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args) {
+  thread_local ScratchpadBuffer scratchpad;
+  dnnl::memory::desc scratchpad_desc = pd.scratchpad_desc();
+  if (size_t bytes = scratchpad_desc.get_size(); bytes > 0) {
+    args[DNNL_ARG_SCRATCHPAD] = bind(scratchpad_desc, scratchpad.reserve(bytes));
+  }
+  dnnl::stream& stream = thread_stream();
+  try {
+    prim.execute(stream, args);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    throw Error(ErrorKind::internal, std::string("jit::dnnl_ops: oneDNN execution failed: ") + e.what());
+  }
+}
+
+std::optional<std::string> refuse_dims(const char* what, const Dims& dims, int min_rank) {
+  if (int(dims.size()) < min_rank || dims.size() > DNNL_MAX_NDIMS) {
+    return std::string(what) + " has rank " + std::to_string(dims.size()) + ", needs " +
+           std::to_string(min_rank) + ".." + std::to_string(DNNL_MAX_NDIMS);
+  }
+  for (int64_t d : dims) {
+    if (d <= 0) return std::string(what) + " " + dims_to_string(dims) + " has an empty or negative dim";
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> normalize_axis(int64_t axis, size_t rank) {
+  int64_t normalized = axis < 0 ? axis + int64_t(rank) : axis;
+  if (normalized < 0 || normalized >= int64_t(rank)) return std::nullopt;
+  return normalized;
+}
+
+std::string dims_to_string(const Dims& dims) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < dims.size(); ++i) out << (i ? ", " : "") << dims[i];
+  out << ']';
+  return out.str();
+}
+
+} // namespace kiln::jit::dnnl_ops

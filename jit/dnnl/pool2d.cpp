@@ -1,0 +1,94 @@
+#include "jit/dnnl/pool2d.hpp"
+#include "jit/dnnl/engine.hpp"
+#include <kiln/error.hpp>
+
+namespace kiln::jit::dnnl_ops {
+namespace {
+
+dnnl::algorithm algorithm_of(PoolKind kind) {
+  switch (kind) {
+  case PoolKind::max: return dnnl::algorithm::pooling_max;
+  case PoolKind::avg_include_pad: return dnnl::algorithm::pooling_avg_include_padding;
+  case PoolKind::avg_exclude_pad: return dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  throw Error(ErrorKind::internal, "Pool2dPrimitive: unknown pooling kind");
+}
+
+int64_t output_size(int64_t input, int64_t kernel, int64_t stride, int64_t padding) {
+  int64_t last_start = input + 2 * padding - kernel;
+  return last_start < 0 ? 0 : last_start / stride + 1;
+}
+
+std::optional<std::string> refuse_window(const Pool2dParams& params) {
+  for (int i = 0; i < 2; ++i) {
+    if (params.kernel[i] < 1 || params.stride[i] < 1 || params.padding[i] < 0) {
+      return "pool2d needs kernel >= 1, stride >= 1 and padding >= 0";
+    }
+    // A window could then lie entirely in the padding, where max and exclude-pad average are undefined.
+    if (2 * params.padding[i] > params.kernel[i]) return "pool2d padding exceeds half the kernel";
+  }
+  return std::nullopt;
+}
+
+dnnl::pooling_forward::primitive_desc make_pd(const Pool2dParams& params, bool allow_empty) {
+  Dims out = pool2d_output_dims(params);
+  Dims padding{params.padding[0], params.padding[1]};
+  dnnl::pooling_forward::desc op(dnnl::prop_kind::forward_inference, algorithm_of(params.kind),
+                                 plain_desc(params.input_dims), plain_desc(out),
+                                 {params.stride[0], params.stride[1]}, {params.kernel[0], params.kernel[1]},
+                                 padding, padding);
+  return dnnl::pooling_forward::primitive_desc(op, make_attr({}, out), cpu_engine(), allow_empty);
+}
+
+} // namespace
+
+struct Pool2dPrimitive::Impl {
+  Dims out_dims;
+  dnnl::pooling_forward::primitive_desc pd;
+  dnnl::pooling_forward primitive;
+  dnnl::memory::desc in_desc, out_desc;
+};
+
+std::vector<int64_t> pool2d_output_dims(const Pool2dParams& params) {
+  const Dims& x = params.input_dims;
+  return {x[0], x[1], output_size(x[2], params.kernel[0], params.stride[0], params.padding[0]),
+          output_size(x[3], params.kernel[1], params.stride[1], params.padding[1])};
+}
+
+std::optional<std::string> Pool2dPrimitive::refuse(const Pool2dParams& params) {
+  if (auto reason = refuse_dims("pool2d input", params.input_dims, 4)) return reason;
+  if (params.input_dims.size() != 4) return "pool2d needs a rank-4 NCHW input";
+  if (auto reason = refuse_window(params)) return reason;
+  for (int64_t d : pool2d_output_dims(params)) {
+    if (d < 1) return "pool2d result would be empty for input " + dims_to_string(params.input_dims);
+  }
+  return refuse_unimplemented("pool2d", [&] { return make_pd(params, true); });
+}
+
+Pool2dPrimitive::Pool2dPrimitive(const Pool2dParams& params) {
+  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "Pool2dPrimitive: " + *reason);
+  auto impl = std::make_unique<Impl>();
+  impl->out_dims = pool2d_output_dims(params);
+  impl->pd = make_pd(params, false);
+  impl->primitive = dnnl::pooling_forward(impl->pd);
+  impl->in_desc = plain_desc(params.input_dims);
+  impl->out_desc = plain_desc(impl->out_dims);
+  impl_ = std::move(impl);
+}
+
+Pool2dPrimitive::~Pool2dPrimitive() = default;
+Pool2dPrimitive::Pool2dPrimitive(Pool2dPrimitive&&) noexcept = default;
+Pool2dPrimitive& Pool2dPrimitive::operator=(Pool2dPrimitive&&) noexcept = default;
+
+void Pool2dPrimitive::execute(const float* in, float* out) const {
+  require_buffer(in, "Pool2dPrimitive::execute", "the input");
+  require_buffer(out, "Pool2dPrimitive::execute", "the result");
+  ArgMap bound{{DNNL_ARG_SRC, bind(impl_->in_desc, in)}, {DNNL_ARG_DST, bind(impl_->out_desc, out)}};
+  run(impl_->primitive, impl_->pd, bound);
+}
+
+const std::vector<int64_t>& Pool2dPrimitive::output_dims() const { return impl_->out_dims; }
+
+std::string Pool2dPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+
+} // namespace kiln::jit::dnnl_ops

@@ -1,0 +1,29 @@
+#include "jit/dnnl/post_op.hpp"
+#include <algorithm>
+
+namespace kiln::jit::dnnl_ops {
+
+const char* activation_name(Activation activation) {
+  switch (activation) {
+  case Activation::relu: return "relu";
+  case Activation::gelu_erf: return "gelu_erf";
+  case Activation::gelu_tanh: return "gelu_tanh";
+  case Activation::tanh: return "tanh";
+  case Activation::sigmoid: return "sigmoid";
+  case Activation::silu: return "silu";
+  case Activation::exp: return "exp";
+  case Activation::log: return "log";
+  case Activation::abs: return "abs";
+  case Activation::sqrt: return "sqrt";
+  case Activation::square: return "square";
+  case Activation::linear: return "linear";
+  }
+  return "unknown";
+}
+
+int residual_count(std::span<const PostOp> post_ops) {
+  return int(std::count_if(post_ops.begin(), post_ops.end(),
+                           [](const PostOp& op) { return op.kind == PostOp::Kind::add_residual; }));
+}
+
+} // namespace kiln::jit::dnnl_ops

@@ -1,0 +1,33 @@
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kiln::jit::dnnl_ops {
+
+// Elementwise functions oneDNN 2.6 can apply to a matmul or conv result in the same pass.
+enum class Activation { relu, gelu_erf, gelu_tanh, tanh, sigmoid, silu, exp, log, abs, sqrt, square, linear };
+
+const char* activation_name(Activation activation);
+
+// One step applied to a primitive's result, in order, after the bias: an activation, or the addition
+// of a residual tensor with exactly the result's dims (bound at execute, in the order of the list).
+struct PostOp {
+  enum class Kind { activation, add_residual };
+  Kind kind = Kind::activation;
+  Activation activation = Activation::relu;
+  float alpha = 1.0f; // linear: y = alpha * x + beta
+  float beta = 0.0f;
+
+  static PostOp apply(Activation activation) { return {Kind::activation, activation, 1.0f, 0.0f}; }
+  static PostOp linear(float alpha, float beta) {
+    return {Kind::activation, Activation::linear, alpha, beta};
+  }
+  static PostOp add_residual() { return {Kind::add_residual, Activation::relu, 1.0f, 0.0f}; }
+};
+
+// How many residual tensors a post-op list binds at execute.
+int residual_count(std::span<const PostOp> post_ops);
+
+} // namespace kiln::jit::dnnl_ops

@@ -1,0 +1,44 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::jit::dnnl_ops {
+
+enum class ReduceKind { sum, mean, max, min };
+
+// f32 reduction of a dense row-major tensor over axes, as kiln.reduce_sum/mean/max/min define it.
+struct ReductionParams {
+  std::vector<int64_t> dims{};
+  ReduceKind kind = ReduceKind::sum;
+  std::vector<int64_t> axes{}; // empty: every axis; negatives count from the end
+  bool keepdims = false;
+};
+
+// The result dims: reduced axes become 1 (keepdims) or disappear; meaningful for params refuse()
+// accepts. Either way the result holds the same values in the same order.
+std::vector<int64_t> reduction_output_dims(const ReductionParams& params);
+
+// A oneDNN reduction created once; execute only binds pointers and may run on several threads at once.
+class ReductionPrimitive {
+public:
+  // nullopt when the params can be lowered, else why not.
+  static std::optional<std::string> refuse(const ReductionParams& params);
+  // Throws kiln::Error(unsupported) with refuse()'s reason.
+  explicit ReductionPrimitive(const ReductionParams& params);
+  ~ReductionPrimitive();
+  ReductionPrimitive(ReductionPrimitive&&) noexcept;
+  ReductionPrimitive& operator=(ReductionPrimitive&&) noexcept;
+
+  void execute(const float* in, float* out) const;
+  const std::vector<int64_t>& output_dims() const;
+  std::string implementation() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<const Impl> impl_;
+};
+
+} // namespace kiln::jit::dnnl_ops

@@ -1,0 +1,56 @@
+#include "jit/dnnl/softmax.hpp"
+#include "jit/dnnl/engine.hpp"
+#include <kiln/error.hpp>
+
+namespace kiln::jit::dnnl_ops {
+namespace {
+
+dnnl::softmax_v2_forward::primitive_desc make_pd(const SoftmaxParams& params, bool allow_empty) {
+  dnnl::memory::desc desc = plain_desc(params.dims);
+  int axis = int(*normalize_axis(params.axis, params.dims.size()));
+  auto algorithm = params.log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
+  dnnl::softmax_v2_forward::desc op(dnnl::prop_kind::forward_inference, algorithm, desc, desc, axis);
+  return dnnl::softmax_v2_forward::primitive_desc(op, make_attr({}, params.dims), cpu_engine(), allow_empty);
+}
+
+} // namespace
+
+struct SoftmaxPrimitive::Impl {
+  dnnl::softmax_v2_forward::primitive_desc pd;
+  dnnl::softmax_v2_forward primitive;
+  dnnl::memory::desc data_desc;
+};
+
+std::optional<std::string> SoftmaxPrimitive::refuse(const SoftmaxParams& params) {
+  const char* what = params.log ? "log_softmax" : "softmax";
+  if (auto reason = refuse_dims(what, params.dims, 1)) return reason;
+  if (!normalize_axis(params.axis, params.dims.size())) {
+    return std::string(what) + " axis " + std::to_string(params.axis) + " is outside rank " +
+           std::to_string(params.dims.size());
+  }
+  return refuse_unimplemented(what, [&] { return make_pd(params, true); });
+}
+
+SoftmaxPrimitive::SoftmaxPrimitive(const SoftmaxParams& params) {
+  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "SoftmaxPrimitive: " + *reason);
+  auto impl = std::make_unique<Impl>();
+  impl->pd = make_pd(params, false);
+  impl->primitive = dnnl::softmax_v2_forward(impl->pd);
+  impl->data_desc = plain_desc(params.dims);
+  impl_ = std::move(impl);
+}
+
+SoftmaxPrimitive::~SoftmaxPrimitive() = default;
+SoftmaxPrimitive::SoftmaxPrimitive(SoftmaxPrimitive&&) noexcept = default;
+SoftmaxPrimitive& SoftmaxPrimitive::operator=(SoftmaxPrimitive&&) noexcept = default;
+
+void SoftmaxPrimitive::execute(const float* in, float* out) const {
+  require_buffer(in, "SoftmaxPrimitive::execute", "the input");
+  require_buffer(out, "SoftmaxPrimitive::execute", "the result");
+  ArgMap bound{{DNNL_ARG_SRC, bind(impl_->data_desc, in)}, {DNNL_ARG_DST, bind(impl_->data_desc, out)}};
+  run(impl_->primitive, impl_->pd, bound);
+}
+
+std::string SoftmaxPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+
+} // namespace kiln::jit::dnnl_ops

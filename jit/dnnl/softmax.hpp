@@ -1,0 +1,37 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::jit::dnnl_ops {
+
+// f32 softmax (or log_softmax) of a dense row-major tensor along one axis.
+struct SoftmaxParams {
+  std::vector<int64_t> dims{};
+  int64_t axis = -1; // negatives count from the end
+  bool log = false;  // log_softmax
+};
+
+// A oneDNN softmax created once; execute only binds pointers and may run on several threads at once.
+class SoftmaxPrimitive {
+public:
+  // nullopt when the params can be lowered, else why not.
+  static std::optional<std::string> refuse(const SoftmaxParams& params);
+  // Throws kiln::Error(unsupported) with refuse()'s reason.
+  explicit SoftmaxPrimitive(const SoftmaxParams& params);
+  ~SoftmaxPrimitive();
+  SoftmaxPrimitive(SoftmaxPrimitive&&) noexcept;
+  SoftmaxPrimitive& operator=(SoftmaxPrimitive&&) noexcept;
+
+  // in and out have params.dims; they may be the same buffer.
+  void execute(const float* in, float* out) const;
+  std::string implementation() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<const Impl> impl_;
+};
+
+} // namespace kiln::jit::dnnl_ops

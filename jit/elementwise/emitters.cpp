@@ -1,0 +1,131 @@
+#include "jit/elementwise/emitter.hpp"
+#include "ir/ops.hpp"
+
+namespace kiln::jit {
+
+using ir::OpKind;
+
+namespace {
+
+template <class Vmm> using Asm = VectorAssembler<Vmm>;
+template <class Vmm> using Ops = EmitOperands<Vmm>;
+
+constexpr uint32_t kSignBit = 0x80000000u;
+constexpr uint32_t kAbsMask = 0x7FFFFFFFu;
+
+template <class Vmm> void emit_add(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vaddps(o.dst, o.args[0], o.args[1]);
+}
+template <class Vmm> void emit_sub(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vsubps(o.dst, o.args[0], o.args[1]);
+}
+template <class Vmm> void emit_mul(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vmulps(o.dst, o.args[0], o.args[1]);
+}
+template <class Vmm> void emit_div(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vdivps(o.dst, o.args[0], o.args[1]);
+}
+
+// vmaxps/vminps return their second operand when either is NaN; a second pass makes a NaN in
+// either argument the result, as numpy's maximum/minimum do.
+template <class Vmm> void emit_maximum(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vmaxps(o.dst, o.args[1], o.args[0]);
+  a.compare(o.masks[0], o.args[1], o.args[1], kCmpUnord);
+  a.select(o.dst, o.masks[0], o.args[1], o.dst);
+}
+template <class Vmm> void emit_minimum(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vminps(o.dst, o.args[1], o.args[0]);
+  a.compare(o.masks[0], o.args[1], o.args[1], kCmpUnord);
+  a.select(o.dst, o.masks[0], o.args[1], o.dst);
+}
+
+template <class Vmm> void emit_neg(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vxorps(o.dst, o.args[0], a.bits(kSignBit));
+}
+template <class Vmm> void emit_abs(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vandps(o.dst, o.args[0], a.bits(kAbsMask));
+}
+// max(0, x) with x second, so that NaN stays NaN.
+template <class Vmm> void emit_relu(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vxorps(o.dst, o.dst, o.dst);
+  a.vmaxps(o.dst, o.dst, o.args[0]);
+}
+template <class Vmm> void emit_sqrt(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vsqrtps(o.dst, o.args[0]); }
+// sqrt then divide (two correctly rounded steps) rather than vrsqrt's 12-14 bit estimate.
+template <class Vmm> void emit_rsqrt(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vsqrtps(o.temps[0], o.args[0]);
+  a.vmovups(o.dst, a.f32(1.0f));
+  a.vdivps(o.dst, o.dst, o.temps[0]);
+}
+
+template <class Vmm> void emit_compare(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.compare_to_bool(o.dst, o.args[0], o.args[1], *compare_predicate(o.node), o.masks[0]);
+}
+template <class Vmm> void emit_where(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.select_by_sign(o.dst, o.args[0], o.args[1], o.args[2], o.masks[0]);
+}
+
+// f32 -> i32 truncates toward zero like static_cast; NaN and out-of-range give INT32_MIN.
+template <class Vmm> void emit_cast(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  const DType from = o.arg_dtypes[0], to = o.node.dtype;
+  const Vmm& x = o.args[0];
+  if (from == to) a.vmovaps(o.dst, x);
+  else if (from == DType::f32 && to == DType::i32) a.vcvttps2dq(o.dst, x);
+  else if (from == DType::i32 && to == DType::f32) a.vcvtdq2ps(o.dst, x);
+  else if (from == DType::boolean && to == DType::f32) a.vandps(o.dst, x, a.f32(1.0f));
+  else if (from == DType::boolean && to == DType::i32) a.vpsrld(o.dst, x, 31);
+  else if (from == DType::f32 && to == DType::boolean)
+    a.compare_to_bool(o.dst, x, a.f32(0.0f), kCmpNe, o.masks[0]);
+  else a.nonzero_i32_to_bool(o.dst, x, o.masks[0]);
+}
+
+template <class Vmm> Emitter<Vmm> simple(EmitFn<Vmm> fn, int temps = 0, int masks = 0) {
+  return Emitter<Vmm>{temps, masks, fn};
+}
+
+} // namespace
+
+std::optional<uint8_t> compare_predicate(const RegionNode& node) {
+  const ir::Attr* attr = node.attrs.find("predicate");
+  const auto* name = attr ? std::get_if<std::string>(&attr->value) : nullptr;
+  if (!name) return std::nullopt;
+  if (*name == "eq") return kCmpEq;
+  if (*name == "ne") return kCmpNe;
+  if (*name == "lt") return kCmpLt;
+  if (*name == "le") return kCmpLe;
+  if (*name == "gt") return kCmpGt;
+  if (*name == "ge") return kCmpGe;
+  return std::nullopt;
+}
+
+template <class Vmm>
+std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const DType>,
+                                        std::string* why_not) {
+  switch (node.kind) {
+  case OpKind::add: return simple<Vmm>(emit_add<Vmm>);
+  case OpKind::sub: return simple<Vmm>(emit_sub<Vmm>);
+  case OpKind::mul: return simple<Vmm>(emit_mul<Vmm>);
+  case OpKind::div: return simple<Vmm>(emit_div<Vmm>);
+  case OpKind::maximum: return simple<Vmm>(emit_maximum<Vmm>, 0, 1);
+  case OpKind::minimum: return simple<Vmm>(emit_minimum<Vmm>, 0, 1);
+  case OpKind::neg: return simple<Vmm>(emit_neg<Vmm>);
+  case OpKind::abs: return simple<Vmm>(emit_abs<Vmm>);
+  case OpKind::relu: return simple<Vmm>(emit_relu<Vmm>);
+  case OpKind::sqrt: return simple<Vmm>(emit_sqrt<Vmm>);
+  case OpKind::rsqrt: return simple<Vmm>(emit_rsqrt<Vmm>, 1);
+  case OpKind::compare: return simple<Vmm>(emit_compare<Vmm>, 0, 1);
+  case OpKind::where: return simple<Vmm>(emit_where<Vmm>, 0, 1);
+  case OpKind::cast: return simple<Vmm>(emit_cast<Vmm>, 0, 1);
+  default:
+    if (auto math = math_emitter_for<Vmm>(node)) return math;
+    if (why_not) *why_not = "no emitter for kiln." + std::string(ir::op_info(node.kind).name);
+    return std::nullopt;
+  }
+}
+
+template std::optional<Emitter<Xbyak::Ymm>> emitter_for(const RegionNode&, std::span<const DType>,
+                                                        std::string*);
+template std::optional<Emitter<Xbyak::Zmm>> emitter_for(const RegionNode&, std::span<const DType>,
+                                                        std::string*);
+
+} // namespace kiln::jit

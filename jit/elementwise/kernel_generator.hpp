@@ -1,0 +1,34 @@
+#pragma once
+#include "jit/elementwise/region.hpp"
+#include <xbyak/xbyak.h>
+#include <cstdint>
+#include <memory>
+
+namespace kiln::jit {
+
+// The argument block of a generated kernel, read by offset: one block of the iteration space,
+// rows [row_begin, row_end) x columns [col_begin, col_end) of a space `cols` wide.
+struct KernelCallArgs {
+  const void* const* inputs;
+  void* const* outputs;
+  int64_t row_begin;
+  int64_t row_end;
+  int64_t col_begin;
+  int64_t col_end;
+  int64_t cols;
+};
+
+using KernelEntry = void (*)(const KernelCallArgs*);
+
+// Generated code: the generator owns the pages, switched to read+execute once complete.
+struct ElementwiseKernel::Code {
+  std::unique_ptr<Xbyak::CodeGenerator> generator;
+  KernelEntry entry = nullptr;
+  size_t instruction_bytes = 0; // the code before the constant table
+};
+
+// Generates the kernel of a region that passed check_region, for avx512 or avx2 (not automatic).
+// Throws Xbyak::Error or kiln::Error when code generation fails.
+std::shared_ptr<const ElementwiseKernel::Code> generate_kernel(const Region& region, VectorIsa isa);
+
+} // namespace kiln::jit

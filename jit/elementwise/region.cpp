@@ -1,0 +1,240 @@
+#include "jit/elementwise/region.hpp"
+#include "interp/kernel.hpp"
+#include "jit/elementwise/kernel_generator.hpp"
+#include "jit/elementwise/region_check.hpp"
+#include <xbyak/xbyak_util.h>
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace kiln::jit {
+
+namespace {
+
+using Broadcast = RegionInput::Broadcast;
+
+// Below this many elements per thread, splitting costs more than it saves.
+constexpr int64_t kMinElementsPerThread = 32 * 1024;
+
+const char* broadcast_name(Broadcast b) {
+  switch (b) {
+  case Broadcast::full: return "full";
+  case Broadcast::scalar: return "scalar";
+  case Broadcast::row: return "row";
+  case Broadcast::column: return "column";
+  }
+  return "?";
+}
+
+std::string attr_text(const RegionNode& node) {
+  std::string text;
+  for (const char* name : {"predicate", "approximate"}) {
+    const ir::Attr* attr = node.attrs.find(name);
+    if (const auto* s = attr ? std::get_if<std::string>(&attr->value) : nullptr) text += *s;
+  }
+  return text;
+}
+
+std::string hex32(uint32_t bits) {
+  char buffer[9];
+  std::snprintf(buffer, sizeof buffer, "%08x", bits);
+  return buffer;
+}
+
+bool has_row_or_column_input(const Region& region) {
+  return std::any_of(region.inputs.begin(), region.inputs.end(), [](const RegionInput& in) {
+    return in.broadcast == Broadcast::row || in.broadcast == Broadcast::column;
+  });
+}
+
+std::optional<VectorIsa> isa_from_environment(std::string* why_not) {
+  const char* value = std::getenv("KILN_JIT_ISA");
+  if (!value || !*value) return VectorIsa::automatic;
+  std::string name(value);
+  if (name == "avx512") return VectorIsa::avx512;
+  if (name == "avx2") return VectorIsa::avx2;
+  if (why_not) *why_not = "KILN_JIT_ISA=" + name + " is neither avx512 nor avx2";
+  return std::nullopt;
+}
+
+// The ISA to generate for, or nullopt with a reason when the CPU lacks it.
+std::optional<VectorIsa> resolve_isa(VectorIsa requested, std::string* why_not) {
+  if (requested == VectorIsa::automatic) {
+    std::optional<VectorIsa> from_env = isa_from_environment(why_not);
+    if (!from_env) return std::nullopt;
+    requested = *from_env;
+  }
+  if (requested == VectorIsa::automatic) {
+    if (cpu_supports(VectorIsa::avx512)) return VectorIsa::avx512;
+    requested = VectorIsa::avx2;
+  }
+  if (cpu_supports(requested)) return requested;
+  if (why_not)
+    *why_not = requested == VectorIsa::avx512 ? "the CPU lacks AVX-512 (F, BW, VL, DQ and BMI2 needed)"
+                                              : "the CPU lacks AVX2 and FMA";
+  return std::nullopt;
+}
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+void dump_if_requested(const ElementwiseKernel& kernel) {
+  const char* dir = std::getenv("KILN_JIT_DUMP");
+  if (!dir || !*dir) return;
+  char name[64];
+  std::snprintf(name, sizeof name, "/kiln_elementwise_%s_%016llx.bin", vector_isa_name(kernel.isa()),
+                static_cast<unsigned long long>(fnv1a(kernel.key())));
+  std::string path = std::string(dir) + name;
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(kernel.code()), std::streamsize(kernel.code_size()));
+  // A debugging aid: failing to write it must not fail compilation, but should not be silent.
+  if (!out) std::fprintf(stderr, "kiln: KILN_JIT_DUMP could not write %s\n", path.c_str());
+}
+
+struct KernelCache {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const ElementwiseKernel>> kernels;
+};
+
+KernelCache& kernel_cache() {
+  static KernelCache cache;
+  return cache;
+}
+
+std::shared_ptr<const ElementwiseKernel> generate_or_refuse(const Region& region, VectorIsa isa,
+                                                            std::string key, std::string* why_not) {
+  try {
+    return std::make_shared<const ElementwiseKernel>(generate_kernel(region, isa), isa, std::move(key),
+                                                     int(region.inputs.size()), int(region.outputs.size()),
+                                                     !has_row_or_column_input(region));
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = std::string("code generation failed: ") + e.what();
+    return nullptr;
+  }
+}
+
+} // namespace
+
+std::string Region::key() const {
+  std::string key = "in:";
+  for (const RegionInput& in : inputs)
+    key += std::string(dtype_name(in.dtype)) + "/" + broadcast_name(in.broadcast) + ",";
+  key += ";nodes:";
+  for (const RegionNode& node : nodes) {
+    key += std::to_string(int(node.kind)) + ":" + dtype_name(node.dtype) + "[" + attr_text(node);
+    if (node.kind == ir::OpKind::cast) key += dtype_name(node.dtype);
+    key += "|" + hex32(std::bit_cast<uint32_t>(node.scalar)) + "](";
+    for (int32_t arg : node.args) key += std::to_string(arg) + ",";
+    key += "),";
+  }
+  key += ";out:";
+  for (int32_t out : outputs) key += std::to_string(out) + ",";
+  return key;
+}
+
+const char* vector_isa_name(VectorIsa isa) {
+  switch (isa) {
+  case VectorIsa::automatic: return "automatic";
+  case VectorIsa::avx512: return "avx512";
+  case VectorIsa::avx2: return "avx2";
+  }
+  return "?";
+}
+
+bool cpu_supports(VectorIsa isa) {
+  using Cpu = Xbyak::util::Cpu;
+  static const Cpu cpu;
+  const bool avx2 = cpu.has(Cpu::tAVX2) && cpu.has(Cpu::tFMA);
+  const bool avx512 = avx2 && cpu.has(Cpu::tAVX512F) && cpu.has(Cpu::tAVX512BW) &&
+                      cpu.has(Cpu::tAVX512VL) && cpu.has(Cpu::tAVX512DQ) && cpu.has(Cpu::tBMI2);
+  if (isa == VectorIsa::avx512) return avx512;
+  return avx2;
+}
+
+std::shared_ptr<const ElementwiseKernel> compile_region(const Region& region, std::string* why_not,
+                                                        VectorIsa requested) {
+  std::optional<VectorIsa> isa = resolve_isa(requested, why_not);
+  if (!isa || !check_region(region, why_not)) return nullptr;
+  std::string key = region.key() + "@" + vector_isa_name(*isa);
+  KernelCache& cache = kernel_cache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (auto it = cache.kernels.find(key); it != cache.kernels.end()) return it->second;
+  }
+  // Generated outside the lock; if another thread raced us, its kernel wins and ours is dropped.
+  auto kernel = generate_or_refuse(region, *isa, key, why_not);
+  if (!kernel) return nullptr;
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto [it, added] = cache.kernels.emplace(key, kernel);
+  if (added) dump_if_requested(*kernel);
+  return it->second;
+}
+
+ElementwiseKernel::ElementwiseKernel(std::shared_ptr<const Code> code, VectorIsa isa, std::string key,
+                                     int num_inputs, int num_outputs, bool flattenable)
+    : code_(std::move(code)), isa_(isa), key_(std::move(key)), num_inputs_(num_inputs),
+      num_outputs_(num_outputs), flattenable_(flattenable) {}
+
+const uint8_t* ElementwiseKernel::code() const { return code_->generator->getCode(); }
+
+size_t ElementwiseKernel::code_size() const { return code_->generator->getSize(); }
+
+void ElementwiseKernel::run_block(const void* const* inputs, void* const* outputs, int64_t row_begin,
+                                  int64_t row_end, int64_t col_begin, int64_t col_end,
+                                  int64_t cols) const {
+  KernelCallArgs args{inputs, outputs, row_begin, row_end, col_begin, col_end, cols};
+  code_->entry(&args);
+}
+
+bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int64_t rows,
+                            int64_t cols) const {
+  if (rows < 0 || cols < 0) return false;
+  if (rows == 0 || cols == 0) return true;
+  if ((num_inputs_ > 0 && !inputs) || !outputs) return false;
+  for (int k = 0; k < num_inputs_; ++k)
+    if (!inputs[k]) return false;
+  for (int j = 0; j < num_outputs_; ++j)
+    if (!outputs[j]) return false;
+  if (flattenable_) {
+    cols *= rows;
+    rows = 1;
+  }
+  const int64_t total = rows * cols;
+  const int64_t threads =
+      std::clamp<int64_t>(total / kMinElementsPerThread, 1, std::max(1, interp::num_threads()));
+  if (threads == 1) {
+    run_block(inputs, outputs, 0, rows, 0, cols, cols);
+    return true;
+  }
+  // Split rows when there are enough of them, else columns in whole 64-byte vectors.
+  const bool by_rows = rows >= threads;
+  const int64_t extent = by_rows ? rows : cols;
+  const int64_t step = by_rows ? (extent + threads - 1) / threads : ((extent + threads - 1) / threads + 15) / 16 * 16;
+  auto run_chunk = [&](int64_t chunk) {
+    int64_t begin = chunk * step, end = std::min(extent, begin + step);
+    if (begin >= end) return;
+    if (by_rows) run_block(inputs, outputs, begin, end, 0, cols, cols);
+    else run_block(inputs, outputs, 0, rows, begin, end, cols);
+  };
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(int(threads)) schedule(static)
+  for (int64_t chunk = 0; chunk < threads; ++chunk) run_chunk(chunk);
+#else
+  std::vector<std::thread> workers;
+  for (int64_t chunk = 1; chunk < threads; ++chunk) workers.emplace_back(run_chunk, chunk);
+  run_chunk(0);
+  for (std::thread& w : workers) w.join();
+#endif
+  return true;
+}
+
+} // namespace kiln::jit

@@ -1,0 +1,176 @@
+#include "core/half.hpp"
+#include "core/tensor_impl.hpp"
+#include <kiln/functional.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <cmath>
+#include <random>
+
+namespace kiln {
+namespace detail {
+
+std::shared_ptr<void> allocate_aligned(size_t bytes, bool zero) {
+  size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw Error(ErrorKind::internal, "out of memory allocating " + std::to_string(bytes) + " bytes");
+  if (zero) std::memset(p, 0, rounded);
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+} // namespace detail
+
+namespace {
+
+std::shared_ptr<detail::TensorImpl> concrete_impl(const std::vector<int64_t>& dims, DType dtype, bool zero) {
+  for (int64_t d : dims)
+    if (d < 0) throw Error(ErrorKind::shape, "tensor dimension " + std::to_string(d) + " is negative");
+  auto impl = std::make_shared<detail::TensorImpl>();
+  impl->layout = TensorLayout(dtype, shape_from_dims(dims));
+  impl->storage = detail::allocate_aligned(size_t(numel_of(dims)) * dtype_size(dtype), zero);
+  impl->data = impl->storage.get();
+  return impl;
+}
+
+void store_double(void* data, DType dtype, int64_t i, double v) {
+  switch (dtype) {
+  case DType::f32: static_cast<float*>(data)[i] = float(v); break;
+  case DType::f64: static_cast<double*>(data)[i] = v; break;
+  case DType::f16: static_cast<uint16_t*>(data)[i] = float_to_f16(float(v)); break;
+  case DType::bf16: static_cast<uint16_t*>(data)[i] = float_to_bf16(float(v)); break;
+  case DType::i8: static_cast<int8_t*>(data)[i] = int8_t(v); break;
+  case DType::i32: static_cast<int32_t*>(data)[i] = int32_t(v); break;
+  case DType::i64: static_cast<int64_t*>(data)[i] = int64_t(v); break;
+  case DType::u8: static_cast<uint8_t*>(data)[i] = uint8_t(v); break;
+  case DType::boolean: static_cast<bool*>(data)[i] = v != 0.0; break;
+  }
+}
+
+} // namespace
+
+Tensor Tensor::empty(const std::vector<int64_t>& dims, DType dtype) {
+  return Tensor(concrete_impl(dims, dtype, false));
+}
+Tensor Tensor::zeros(const std::vector<int64_t>& dims, DType dtype) {
+  return Tensor(concrete_impl(dims, dtype, true));
+}
+Tensor Tensor::ones(const std::vector<int64_t>& dims, DType dtype) { return full(dims, 1.0, dtype); }
+
+Tensor Tensor::full(const std::vector<int64_t>& dims, double value, DType dtype) {
+  Tensor t = empty(dims, dtype);
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) store_double(t.raw_data(), dtype, i, value);
+  return t;
+}
+
+Tensor Tensor::arange(int64_t n, DType dtype) { return arange(0.0, double(n), 1.0, dtype); }
+
+Tensor Tensor::arange(double start, double stop, double step, DType dtype) {
+  if (step == 0.0) throw Error(ErrorKind::shape, "arange: step is zero");
+  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
+  Tensor t = empty({n}, dtype);
+  for (int64_t i = 0; i < n; ++i) store_double(t.raw_data(), dtype, i, start + double(i) * step);
+  return t;
+}
+
+Tensor Tensor::rand(const std::vector<int64_t>& dims, uint64_t seed, float low, float high) {
+  Tensor t = empty(dims, DType::f32);
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  float* p = t.data<float>();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = dist(gen);
+  return t;
+}
+
+Tensor Tensor::randn(const std::vector<int64_t>& dims, uint64_t seed) {
+  Tensor t = empty(dims, DType::f32);
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  float* p = t.data<float>();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = dist(gen);
+  return t;
+}
+
+Tensor Tensor::wrap(void* data, const std::vector<int64_t>& dims, DType dtype, std::shared_ptr<void> keep_alive) {
+  if (!data && numel_of(dims) != 0) throw Error(ErrorKind::spec, "Tensor::wrap: null data pointer");
+  auto impl = std::make_shared<detail::TensorImpl>();
+  impl->layout = TensorLayout(dtype, shape_from_dims(dims));
+  impl->storage = std::move(keep_alive);
+  impl->data = data;
+  return Tensor(std::move(impl));
+}
+
+bool Tensor::is_concrete() const { return impl_ && !impl_->builder; }
+bool Tensor::is_symbolic() const { return impl_ && impl_->builder; }
+
+static const detail::TensorImpl& checked(const std::shared_ptr<detail::TensorImpl>& impl) {
+  if (!impl) throw Error(ErrorKind::spec, "use of an undefined (default-constructed) Tensor");
+  return *impl;
+}
+
+TensorLayout Tensor::layout() const { return checked(impl_).layout; }
+const Shape& Tensor::shape() const { return checked(impl_).layout.shape; }
+DType Tensor::dtype() const { return checked(impl_).layout.dtype; }
+int64_t Tensor::rank() const { return int64_t(shape().size()); }
+std::vector<int64_t> Tensor::dims() const { return static_dims(shape()); }
+int64_t Tensor::dim(int64_t axis) const {
+  int64_t r = rank();
+  if (axis < -r || axis >= r)
+    throw Error(ErrorKind::shape, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  const Dim& d = shape()[size_t(axis < 0 ? axis + r : axis)];
+  if (d.is_symbolic()) throw Error(ErrorKind::shape, "dimension '" + d.name() + "' is symbolic");
+  return d.size();
+}
+int64_t Tensor::numel() const { return numel_of(dims()); }
+size_t Tensor::nbytes() const { return size_t(numel()) * dtype_size(dtype()); }
+
+void* Tensor::raw_data() {
+  if (!is_concrete()) throw Error(ErrorKind::spec, "data() of a symbolic tensor: it has no values while tracing");
+  return impl_->data;
+}
+const void* Tensor::raw_data() const { return const_cast<Tensor*>(this)->raw_data(); }
+
+void Tensor::check_access(DType requested) const {
+  if (dtype() != requested)
+    throw Error(ErrorKind::dtype, std::string("data<") + dtype_name(requested) + ">() of a tensor of dtype " +
+                                      dtype_name(dtype()));
+}
+
+double Tensor::item_as_double(int64_t i) const {
+  const void* p = raw_data();
+  if (i < 0 || i >= numel()) throw Error(ErrorKind::shape, "element index " + std::to_string(i) + " out of range");
+  switch (dtype()) {
+  case DType::f32: return static_cast<const float*>(p)[i];
+  case DType::f64: return static_cast<const double*>(p)[i];
+  case DType::f16: return f16_to_float(static_cast<const uint16_t*>(p)[i]);
+  case DType::bf16: return bf16_to_float(static_cast<const uint16_t*>(p)[i]);
+  case DType::i8: return static_cast<const int8_t*>(p)[i];
+  case DType::i32: return static_cast<const int32_t*>(p)[i];
+  case DType::i64: return double(static_cast<const int64_t*>(p)[i]);
+  case DType::u8: return static_cast<const uint8_t*>(p)[i];
+  case DType::boolean: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(dims(), dtype());
+  if (nbytes()) std::memcpy(t.raw_data(), raw_data(), nbytes());
+  return t;
+}
+
+void Tensor::copy_to(Tensor& dst) const {
+  if (dst.dtype() != dtype() || dst.dims() != dims())
+    throw Error(ErrorKind::shape, "copy_to: destination is " + dst.layout().to_string() + ", source is " +
+                                      layout().to_string());
+  if (nbytes()) std::memmove(dst.raw_data(), raw_data(), nbytes());
+}
+
+Tensor Tensor::reshape(const Shape& shape, std::source_location loc) const { return F::reshape(*this, shape, loc); }
+Tensor Tensor::transpose(int64_t a, int64_t b, std::source_location loc) const {
+  return F::transpose(*this, a, b, loc);
+}
+Tensor Tensor::permute(const std::vector<int64_t>& perm, std::source_location loc) const {
+  return F::permute(*this, perm, loc);
+}
+Tensor Tensor::cast(DType dtype, std::source_location loc) const { return F::cast(*this, dtype, loc); }
+
+} // namespace kiln

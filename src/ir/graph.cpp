@@ -1,0 +1,57 @@
+#include "ir/graph.hpp"
+
+namespace kiln::ir {
+
+std::string type_to_string(const ValueType& type) {
+  return std::string(type.is_buffer ? "buffer " : "") + dtype_name(type.dtype) + " " + shape_to_string(type.shape);
+}
+
+std::string SourceLoc::to_string() const {
+  if (!known()) return "<unknown>";
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+ValueId Function::add_arg(ValueType type) {
+  ValueId id = ValueId(values.size());
+  values.push_back(ValueInfo{std::move(type), kNoOp, uint32_t(args.size())});
+  args.push_back(id);
+  return id;
+}
+
+OpId Function::add_op(OpKind kind, std::vector<ValueId> operands, const std::vector<ValueType>& result_types,
+                      Attrs attrs, SourceLoc loc) {
+  OpId id = OpId(ops.size());
+  Op op{kind, std::move(operands), {}, std::move(attrs), std::move(loc)};
+  for (uint32_t i = 0; i < result_types.size(); ++i) {
+    op.results.push_back(ValueId(values.size()));
+    values.push_back(ValueInfo{result_types[i], int32_t(id), i});
+  }
+  ops.push_back(std::move(op));
+  return id;
+}
+
+std::vector<ValueType> Function::arg_types() const {
+  std::vector<ValueType> types;
+  for (ValueId v : args) types.push_back(type_of(v));
+  return types;
+}
+
+std::vector<ValueType> Function::output_types() const {
+  std::vector<ValueType> types;
+  for (ValueId v : outputs) types.push_back(type_of(v));
+  return types;
+}
+
+const Function* Module::find(const std::string& fn_name) const {
+  for (const Function& f : functions)
+    if (f.name == fn_name) return &f;
+  return nullptr;
+}
+
+Function* Module::find(const std::string& fn_name) {
+  for (Function& f : functions)
+    if (f.name == fn_name) return &f;
+  return nullptr;
+}
+
+} // namespace kiln::ir

@@ -1,0 +1,99 @@
+#include "ir/ops.hpp"
+#include "ir/shape_inference.hpp"
+#include <array>
+
+namespace kiln::ir {
+
+namespace {
+
+constexpr int kAny = -1;
+
+OpInfo make(OpKind kind, std::string_view name) {
+  using C = OpClass;
+  namespace I = infer;
+  switch (kind) {
+  case OpKind::neg: case OpKind::abs: case OpKind::exp: case OpKind::log: case OpKind::sqrt:
+  case OpKind::rsqrt: case OpKind::tanh: case OpKind::sigmoid: case OpKind::relu: case OpKind::gelu:
+  case OpKind::silu: case OpKind::erf: case OpKind::sin: case OpKind::cos:
+    return {kind, name, 1, 1, C::unary, I::unary};
+  case OpKind::add: case OpKind::sub: case OpKind::mul: case OpKind::div: case OpKind::pow:
+  case OpKind::maximum: case OpKind::minimum:
+    return {kind, name, 2, 2, C::binary, I::binary};
+  case OpKind::compare: return {kind, name, 2, 2, C::elementwise_other, I::compare};
+  case OpKind::where: return {kind, name, 3, 3, C::elementwise_other, I::where};
+  case OpKind::cast: return {kind, name, 1, 1, C::elementwise_other, I::cast};
+  case OpKind::reduce_sum: case OpKind::reduce_mean: case OpKind::reduce_max: case OpKind::reduce_min:
+    return {kind, name, 1, 1, C::reduction, I::reduce};
+  case OpKind::argmax: return {kind, name, 1, 1, C::reduction, I::argmax};
+  case OpKind::softmax: case OpKind::log_softmax: return {kind, name, 1, 1, C::normalization, I::softmax};
+  case OpKind::layer_norm: return {kind, name, 1, 3, C::normalization, I::layer_norm};
+  case OpKind::rms_norm: return {kind, name, 1, 2, C::normalization, I::layer_norm};
+  case OpKind::batch_norm: return {kind, name, 3, 5, C::normalization, I::batch_norm};
+  case OpKind::matmul: return {kind, name, 2, 2, C::linalg, I::matmul};
+  case OpKind::conv2d: return {kind, name, 2, 3, C::nn, I::conv2d};
+  case OpKind::max_pool2d: case OpKind::avg_pool2d: return {kind, name, 1, 1, C::nn, I::pool2d};
+  case OpKind::reshape: return {kind, name, 1, 1, C::shape, I::reshape};
+  case OpKind::transpose: return {kind, name, 1, 1, C::shape, I::transpose};
+  case OpKind::broadcast_to: return {kind, name, 1, 1, C::shape, I::broadcast_to};
+  case OpKind::concat: return {kind, name, 1, kAny, C::shape, I::concat};
+  case OpKind::split: return {kind, name, 1, 1, C::shape, I::split};
+  case OpKind::slice: return {kind, name, 1, 1, C::shape, I::slice};
+  case OpKind::squeeze: return {kind, name, 1, 1, C::shape, I::squeeze};
+  case OpKind::unsqueeze: return {kind, name, 1, 1, C::shape, I::unsqueeze};
+  case OpKind::gather: return {kind, name, 2, 2, C::shape, I::gather};
+  case OpKind::pad: return {kind, name, 1, 1, C::shape, I::pad};
+  case OpKind::constant: return {kind, name, 0, 0, C::creation, I::constant};
+  case OpKind::constant_external: return {kind, name, 0, 0, C::creation, nullptr};
+  case OpKind::full: return {kind, name, 0, 0, C::creation, I::full};
+  case OpKind::arange: return {kind, name, 0, 0, C::creation, I::arange};
+  case OpKind::buffer_store: return {kind, name, 2, 2, C::effect, I::buffer_store};
+  case OpKind::call: return {kind, name, 0, kAny, C::call, nullptr};
+  case OpKind::custom: return {kind, name, 0, kAny, C::custom, nullptr};
+  }
+  return {kind, name, 0, 0, C::custom, nullptr};
+}
+
+const std::array<OpInfo, kNumOpKinds>& table() {
+  static const std::array<OpInfo, kNumOpKinds> t = [] {
+    std::array<OpInfo, kNumOpKinds> a{};
+    size_t i = 0;
+#define KILN_OP_ROW(n) a[i] = make(OpKind::n, #n), ++i;
+    KILN_OP_KINDS(KILN_OP_ROW)
+#undef KILN_OP_ROW
+    return a;
+  }();
+  return t;
+}
+
+} // namespace
+
+const OpInfo& op_info(OpKind kind) { return table()[size_t(kind)]; }
+
+std::optional<OpKind> op_kind_from_name(std::string_view name) {
+  for (const OpInfo& info : table())
+    if (info.name == name) return info.kind;
+  return std::nullopt;
+}
+
+std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands, const Attrs& attrs,
+                                const SourceLoc& loc) {
+  const OpInfo& info = op_info(kind);
+  std::string where = "kiln." + std::string(info.name) + " at " + loc.to_string() + ": ";
+  int n = int(operands.size());
+  if (n < info.min_operands || (info.max_operands >= 0 && n > info.max_operands))
+    throw Error(ErrorKind::shape, where + "takes " + std::to_string(info.min_operands) +
+                                      (info.max_operands == info.min_operands ? ""
+                                       : info.max_operands < 0                 ? " or more"
+                                                                : " to " + std::to_string(info.max_operands)) +
+                                      " operands, got " + std::to_string(n));
+  if (!info.infer) throw Error(ErrorKind::internal, where + "has no shape inference");
+  try {
+    return info.infer(operands, attrs);
+  } catch (const InferError& e) {
+    throw Error(ErrorKind::shape, where + e.what());
+  } catch (const Error& e) {
+    throw Error(e.kind(), where + e.message());
+  }
+}
+
+} // namespace kiln::ir

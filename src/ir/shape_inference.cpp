@@ -1,0 +1,416 @@
+#include "ir/shape_inference.hpp"
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace kiln::ir {
+
+namespace {
+
+std::string str(const Shape& s) { return shape_to_string(s); }
+std::string str(const ValueType& t) { return std::string(dtype_name(t.dtype)) + " " + str(t.shape); }
+
+ValueType tensor_of(DType dtype, Shape shape) { return ValueType{dtype, std::move(shape), false}; }
+
+void require_same_dtype(infer::In in, size_t a, size_t b) {
+  if (in[a].dtype != in[b].dtype)
+    throw InferError(std::string("operand dtypes differ: ") + dtype_name(in[a].dtype) + " and " +
+                     dtype_name(in[b].dtype));
+}
+
+int64_t static_size(const Dim& d, const char* what) {
+  if (d.is_symbolic()) throw InferError(std::string(what) + " must be static, got symbolic '" + d.name() + "'");
+  return d.size();
+}
+
+std::vector<int64_t> pair_attr(const Attrs& attrs, const std::string& name, int64_t fallback) {
+  if (!attrs.has(name)) return {fallback, fallback};
+  auto v = attrs.get_ints(name);
+  if (v.size() != 2) throw InferError(name + " needs 2 values, got " + std::to_string(v.size()));
+  return v;
+}
+
+// A product of dims as a static factor times a multiset of symbolic names.
+struct SymbolicProduct {
+  int64_t factor = 1;
+  std::map<std::string, int> names;
+  void multiply(const Dim& d) {
+    if (d.is_symbolic()) ++names[d.name()];
+    else factor *= d.size();
+  }
+};
+
+} // namespace
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank, Dim(1));
+  for (size_t i = 0; i < rank; ++i) {
+    const Dim* da = i < rank - a.size() ? nullptr : &a[i - (rank - a.size())];
+    const Dim* db = i < rank - b.size() ? nullptr : &b[i - (rank - b.size())];
+    if (!da) { out[i] = *db; continue; }
+    if (!db || *da == *db) { out[i] = *da; continue; }
+    if (da->is_static() && da->size() == 1) { out[i] = *db; continue; }
+    if (db->is_static() && db->size() == 1) { out[i] = *da; continue; }
+    throw InferError("shapes " + str(a) + " and " + str(b) + " do not broadcast (dim " + std::to_string(i) +
+                     ": " + da->to_string() + " vs " + db->to_string() + ")");
+  }
+  return out;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    throw InferError("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+namespace infer {
+
+Types unary(In in, const Attrs& attrs) {
+  if (attrs.has("approximate")) {
+    const std::string& a = attrs.get_string("approximate");
+    if (a != "none" && a != "tanh") throw InferError("gelu approximate must be \"none\" or \"tanh\", got \"" + a + "\"");
+  }
+  return {tensor_of(in[0].dtype, in[0].shape)};
+}
+
+Types binary(In in, const Attrs&) {
+  require_same_dtype(in, 0, 1);
+  return {tensor_of(in[0].dtype, broadcast_shapes(in[0].shape, in[1].shape))};
+}
+
+Types compare(In in, const Attrs& attrs) {
+  const std::string& p = attrs.get_string("predicate");
+  static const char* preds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  if (std::find(std::begin(preds), std::end(preds), p) == std::end(preds))
+    throw InferError("unknown compare predicate \"" + p + "\"");
+  require_same_dtype(in, 0, 1);
+  return {tensor_of(DType::boolean, broadcast_shapes(in[0].shape, in[1].shape))};
+}
+
+Types where(In in, const Attrs&) {
+  if (in[0].dtype != DType::boolean)
+    throw InferError(std::string("condition must be i1 (bool), got ") + dtype_name(in[0].dtype));
+  require_same_dtype(in, 1, 2);
+  return {tensor_of(in[1].dtype, broadcast_shapes(in[0].shape, broadcast_shapes(in[1].shape, in[2].shape)))};
+}
+
+Types cast(In in, const Attrs& attrs) { return {tensor_of(attrs.get_dtype("dtype"), in[0].shape)}; }
+
+std::vector<bool> reduced_axes(const Attrs& attrs, int64_t rank) {
+  std::vector<bool> reduced(size_t(rank), false);
+  auto axes = attrs.get_ints("axes");
+  if (axes.empty()) std::fill(reduced.begin(), reduced.end(), true);
+  for (int64_t a : axes) {
+    int64_t n = normalize_axis(a, rank);
+    if (reduced[size_t(n)] && !axes.empty()) throw InferError("axis " + std::to_string(a) + " is repeated");
+    reduced[size_t(n)] = true;
+  }
+  return reduced;
+}
+
+Types reduce(In in, const Attrs& attrs) {
+  auto reduced = reduced_axes(attrs, in[0].rank());
+  bool keep = attrs.get_bool("keepdims");
+  Shape out;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (!reduced[i]) out.push_back(in[0].shape[i]);
+    else if (keep) out.push_back(Dim(1));
+  }
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types argmax(In in, const Attrs& attrs) {
+  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+  Shape out;
+  for (int64_t i = 0; i < in[0].rank(); ++i) {
+    if (i != axis) out.push_back(in[0].shape[size_t(i)]);
+    else if (attrs.get_bool("keepdims")) out.push_back(Dim(1));
+  }
+  return {tensor_of(DType::i64, out)};
+}
+
+Types softmax(In in, const Attrs& attrs) {
+  normalize_axis(attrs.get_int("axis"), in[0].rank());
+  if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input");
+  return {tensor_of(in[0].dtype, in[0].shape)};
+}
+
+Types layer_norm(In in, const Attrs& attrs) {
+  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+  Shape normalized(in[0].shape.begin() + axis, in[0].shape.end());
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i].shape != normalized)
+      throw InferError("parameter " + std::to_string(i) + " has shape " + str(in[i].shape) + ", expected " +
+                       str(normalized) + " (the normalised dims of " + str(in[0].shape) + ")");
+    require_same_dtype(in, 0, i);
+  }
+  return {tensor_of(in[0].dtype, in[0].shape)};
+}
+
+Types batch_norm(In in, const Attrs&) {
+  if (in[0].rank() < 2) throw InferError("input " + str(in[0].shape) + " needs rank >= 2 (N, C, ...)");
+  if (in.size() == 4) throw InferError("weight and bias come together (got 4 operands)");
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i].shape != Shape{in[0].shape[1]})
+      throw InferError("parameter " + std::to_string(i) + " has shape " + str(in[i].shape) + ", expected [" +
+                       in[0].shape[1].to_string() + "]");
+    require_same_dtype(in, 0, i);
+  }
+  return {tensor_of(in[0].dtype, in[0].shape)};
+}
+
+Types matmul(In in, const Attrs&) {
+  const Shape &a = in[0].shape, &b = in[1].shape;
+  if (a.size() < 2 || b.size() < 2)
+    throw InferError("operands need rank >= 2: " + str(a) + " x " + str(b));
+  require_same_dtype(in, 0, 1);
+  if (!(a.back() == b[b.size() - 2])) throw InferError("inner dims differ: " + str(a) + " x " + str(b));
+  Shape batch = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  batch.push_back(a[a.size() - 2]);
+  batch.push_back(b.back());
+  return {tensor_of(in[0].dtype, batch)};
+}
+
+int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  if (stride <= 0 || dilation <= 0 || pad < 0) throw InferError("stride and dilation must be > 0, padding >= 0");
+  int64_t span = dilation * (kernel - 1) + 1;
+  int64_t out = (size + 2 * pad - span) / stride + 1;
+  if (size + 2 * pad < span)
+    throw InferError("window " + std::to_string(span) + " is larger than the padded input " +
+                     std::to_string(size + 2 * pad));
+  return out;
+}
+
+Types conv2d(In in, const Attrs& attrs) {
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  if (x.size() != 4 || w.size() != 4)
+    throw InferError("needs NCHW input and OIHW weight, got " + str(x) + " and " + str(w));
+  require_same_dtype(in, 0, 1);
+  int64_t groups = attrs.get_int_or("groups", 1);
+  auto stride = pair_attr(attrs, "stride", 1), pad = pair_attr(attrs, "padding", 0),
+       dil = pair_attr(attrs, "dilation", 1);
+  int64_t c = static_size(x[1], "input channels"), o = static_size(w[0], "output channels");
+  if (groups <= 0 || c % groups || o % groups)
+    throw InferError("groups " + std::to_string(groups) + " must divide input channels " + std::to_string(c) +
+                     " and output channels " + std::to_string(o));
+  if (static_size(w[1], "weight input channels") != c / groups)
+    throw InferError("weight " + str(w) + " expects " + w[1].to_string() + " input channels per group, input " +
+                     str(x) + " has " + std::to_string(c / groups));
+  if (in.size() == 3 && in[2].shape != Shape{w[0]})
+    throw InferError("bias has shape " + str(in[2].shape) + ", expected [" + std::to_string(o) + "]");
+  int64_t h = window_output(static_size(x[2], "input height"), static_size(w[2], "kernel height"), stride[0],
+                            pad[0], dil[0]);
+  int64_t wd = window_output(static_size(x[3], "input width"), static_size(w[3], "kernel width"), stride[1],
+                             pad[1], dil[1]);
+  return {tensor_of(in[0].dtype, {x[0], w[0], h, wd})};
+}
+
+Types pool2d(In in, const Attrs& attrs) {
+  const Shape& x = in[0].shape;
+  if (x.size() != 4) throw InferError("needs an NCHW input, got " + str(x));
+  auto kernel = pair_attr(attrs, "kernel", 1), stride = pair_attr(attrs, "stride", 1),
+       pad = pair_attr(attrs, "padding", 0);
+  if (pad[0] * 2 > kernel[0] || pad[1] * 2 > kernel[1])
+    throw InferError("padding must be at most half the kernel");
+  int64_t h = window_output(static_size(x[2], "input height"), kernel[0], stride[0], pad[0], 1);
+  int64_t w = window_output(static_size(x[3], "input width"), kernel[1], stride[1], pad[1], 1);
+  return {tensor_of(in[0].dtype, {x[0], x[1], h, w})};
+}
+
+Shape resolve_reshape(const Shape& input, const Shape& target) {
+  SymbolicProduct in_product, known;
+  for (const Dim& d : input) in_product.multiply(d);
+  int inferred = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i].is_static() && target[i].size() == -1) {
+      if (inferred >= 0) throw InferError("reshape target " + str(target) + " has more than one -1");
+      inferred = int(i);
+    } else {
+      known.multiply(target[i]);
+    }
+  }
+  bool names_equal = in_product.names == known.names;
+  if (inferred < 0) {
+    if (!names_equal || in_product.factor != known.factor)
+      throw InferError("cannot reshape " + str(input) + " to " + str(target) + ": element counts differ");
+    return target;
+  }
+  std::map<std::string, int> left = in_product.names;
+  for (const auto& [name, count] : known.names) {
+    if (left[name] < count)
+      throw InferError("cannot reshape " + str(input) + " to " + str(target) + ": '" + name + "' does not divide");
+    if ((left[name] -= count) == 0) left.erase(name);
+  }
+  Shape out = target;
+  if (known.factor == 0 || in_product.factor % known.factor)
+    throw InferError("cannot reshape " + str(input) + " to " + str(target) + ": " +
+                     std::to_string(known.factor) + " does not divide the element count");
+  int64_t quotient = in_product.factor / known.factor;
+  if (left.empty()) out[size_t(inferred)] = Dim(quotient);
+  else if (left.size() == 1 && left.begin()->second == 1 && quotient == 1) out[size_t(inferred)] = Dim(left.begin()->first);
+  else throw InferError("cannot infer -1 in " + str(target) + " from " + str(input) + ": it would be a product of symbolic dims");
+  return out;
+}
+
+Types reshape(In in, const Attrs& attrs) {
+  const Shape& target = attrs.get_shape("shape");
+  for (const Dim& d : target)
+    if (d.is_static() && d.size() < 0) throw InferError("reshape attribute must be fully inferred, got " + str(target));
+  return {tensor_of(in[0].dtype, resolve_reshape(in[0].shape, target))};
+}
+
+Types transpose(In in, const Attrs& attrs) {
+  const auto& perm = attrs.get_ints("perm");
+  if (int64_t(perm.size()) != in[0].rank())
+    throw InferError("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(in[0].rank()));
+  std::vector<bool> seen(perm.size(), false);
+  Shape out;
+  for (int64_t p : perm) {
+    int64_t a = normalize_axis(p, in[0].rank());
+    if (seen[size_t(a)]) throw InferError("perm repeats axis " + std::to_string(a));
+    seen[size_t(a)] = true;
+    out.push_back(in[0].shape[size_t(a)]);
+  }
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types broadcast_to(In in, const Attrs& attrs) {
+  const Shape& target = attrs.get_shape("shape");
+  Shape out = broadcast_shapes(in[0].shape, target);
+  if (out != target) throw InferError("cannot broadcast " + str(in[0].shape) + " to " + str(target));
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types concat(In in, const Attrs& attrs) {
+  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+  Shape out = in[0].shape;
+  SymbolicProduct total;
+  for (size_t i = 0; i < in.size(); ++i) {
+    require_same_dtype(in, 0, i);
+    if (in[i].rank() != in[0].rank()) throw InferError("operand " + std::to_string(i) + " has rank " + std::to_string(in[i].rank()) + ", expected " + std::to_string(in[0].rank()));
+    for (int64_t d = 0; d < in[0].rank(); ++d)
+      if (d != axis && !(in[i].shape[size_t(d)] == out[size_t(d)]))
+        throw InferError("operand " + std::to_string(i) + " " + str(in[i].shape) + " differs from " + str(out) +
+                         " outside axis " + std::to_string(axis));
+  }
+  int64_t sum = 0;
+  for (const ValueType& t : in) sum += static_size(t.shape[size_t(axis)], "concat axis");
+  out[size_t(axis)] = Dim(sum);
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types split(In in, const Attrs& attrs) {
+  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+  int64_t size = static_size(in[0].shape[size_t(axis)], "split axis");
+  int64_t sum = 0;
+  Types out;
+  for (int64_t s : attrs.get_ints("sizes")) {
+    if (s < 0) throw InferError("split size " + std::to_string(s) + " is negative");
+    sum += s;
+    Shape part = in[0].shape;
+    part[size_t(axis)] = Dim(s);
+    out.push_back(tensor_of(in[0].dtype, part));
+  }
+  if (sum != size) throw InferError("split sizes add up to " + std::to_string(sum) + ", axis has " + std::to_string(size));
+  return out;
+}
+
+Types slice(In in, const Attrs& attrs) {
+  const auto &starts = attrs.get_ints("starts"), &ends = attrs.get_ints("ends"), &steps = attrs.get_ints("steps");
+  size_t rank = size_t(in[0].rank());
+  if (starts.size() != rank || ends.size() != rank || steps.size() != rank)
+    throw InferError("starts/ends/steps need one entry per axis (rank " + std::to_string(rank) + ")");
+  Shape out;
+  for (size_t i = 0; i < rank; ++i) {
+    const Dim& d = in[0].shape[i];
+    if (steps[i] <= 0) throw InferError("slice step must be positive, got " + std::to_string(steps[i]));
+    if (d.is_symbolic()) {
+      if (starts[i] != 0 || ends[i] != INT64_MAX || steps[i] != 1)
+        throw InferError("symbolic axis '" + d.name() + "' can only be sliced whole");
+      out.push_back(d);
+      continue;
+    }
+    int64_t start = std::clamp<int64_t>(starts[i], 0, d.size()), end = std::clamp<int64_t>(ends[i], start, d.size());
+    out.push_back(Dim((end - start + steps[i] - 1) / steps[i]));
+  }
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types squeeze(In in, const Attrs& attrs) {
+  std::vector<bool> drop(size_t(in[0].rank()), false);
+  for (int64_t a : attrs.get_ints("axes")) {
+    int64_t n = normalize_axis(a, in[0].rank());
+    const Dim& d = in[0].shape[size_t(n)];
+    if (!(d == Dim(1))) throw InferError("cannot squeeze axis " + std::to_string(a) + " of size " + d.to_string());
+    drop[size_t(n)] = true;
+  }
+  Shape out;
+  for (size_t i = 0; i < drop.size(); ++i)
+    if (!drop[i]) out.push_back(in[0].shape[i]);
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types unsqueeze(In in, const Attrs& attrs) {
+  const auto& axes = attrs.get_ints("axes");
+  int64_t rank = in[0].rank() + int64_t(axes.size());
+  std::vector<bool> added(size_t(rank), false);
+  for (int64_t a : axes) {
+    int64_t n = normalize_axis(a, rank);
+    if (added[size_t(n)]) throw InferError("axis " + std::to_string(a) + " is repeated");
+    added[size_t(n)] = true;
+  }
+  Shape out;
+  size_t next = 0;
+  for (size_t i = 0; i < added.size(); ++i) out.push_back(added[i] ? Dim(1) : in[0].shape[next++]);
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types gather(In in, const Attrs& attrs) {
+  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+  if (in[1].dtype != DType::i32 && in[1].dtype != DType::i64)
+    throw InferError(std::string("indices must be i32 or i64, got ") + dtype_name(in[1].dtype));
+  Shape out(in[0].shape.begin(), in[0].shape.begin() + axis);
+  out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
+  out.insert(out.end(), in[0].shape.begin() + axis + 1, in[0].shape.end());
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types pad(In in, const Attrs& attrs) {
+  const auto& pads = attrs.get_ints("pads");
+  if (int64_t(pads.size()) != 2 * in[0].rank())
+    throw InferError("pads needs " + std::to_string(2 * in[0].rank()) + " entries, got " + std::to_string(pads.size()));
+  Shape out;
+  for (size_t i = 0; i < size_t(in[0].rank()); ++i) {
+    if (pads[2 * i] < 0 || pads[2 * i + 1] < 0) throw InferError("negative padding");
+    const Dim& d = in[0].shape[i];
+    if (pads[2 * i] == 0 && pads[2 * i + 1] == 0) out.push_back(d);
+    else out.push_back(Dim(static_size(d, "padded dim") + pads[2 * i] + pads[2 * i + 1]));
+  }
+  return {tensor_of(in[0].dtype, out)};
+}
+
+Types constant(In, const Attrs& attrs) {
+  const Tensor& t = attrs.get_tensor("value");
+  return {tensor_of(t.dtype(), t.shape())};
+}
+
+Types full(In, const Attrs& attrs) { return {tensor_of(attrs.get_dtype("dtype"), attrs.get_shape("shape"))}; }
+
+Types arange(In, const Attrs& attrs) {
+  double start = attrs.get_float("start"), stop = attrs.get_float("stop"), step = attrs.get_float("step");
+  if (step == 0.0) throw InferError("step is zero");
+  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
+  return {tensor_of(attrs.get_dtype("dtype"), {n})};
+}
+
+Types buffer_store(In in, const Attrs&) {
+  if (!in[0].is_buffer)
+    throw InferError("destination is staged as a tensor, not a buffer: declare it with BufferLayout");
+  if (in[0].dtype != in[1].dtype || in[0].shape != in[1].shape)
+    throw InferError("stores " + str(in[1]) + " into a buffer of " + str(in[0]));
+  return {};
+}
+
+} // namespace infer
+} // namespace kiln::ir

@@ -1,0 +1,127 @@
+#include "ir/specialize.hpp"
+#include "ir/ops.hpp"
+
+namespace kiln::ir {
+
+Shape bind_shape(const Shape& shape, const DimBindings& bindings) {
+  Shape out = shape;
+  for (Dim& d : out) {
+    if (!d.is_symbolic()) continue;
+    auto it = bindings.find(d.name());
+    if (it != bindings.end()) d = Dim(it->second);
+  }
+  return out;
+}
+
+namespace {
+
+DimBindings bind_arguments(const Function& entry, std::span<const ValueType> args) {
+  if (args.size() != entry.args.size())
+    throw Error(ErrorKind::spec, "graph @" + entry.name + " takes " + std::to_string(entry.args.size()) +
+                                     " arguments, got " + std::to_string(args.size()));
+  DimBindings bindings;
+  std::map<std::string, size_t> bound_by;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ValueType& declared = entry.type_of(entry.args[i]);
+    if (declared.rank() != args[i].rank() || declared.dtype != args[i].dtype)
+      throw Error(ErrorKind::spec, "argument " + std::to_string(i) + ": expected " + type_to_string(declared) +
+                                       ", got " + type_to_string(args[i]));
+    for (size_t d = 0; d < declared.shape.size(); ++d) {
+      const Dim& want = declared.shape[d];
+      int64_t got = args[i].shape[d].size();
+      if (want.is_static() && want.size() != got)
+        throw Error(ErrorKind::spec, "argument " + std::to_string(i) + " dim " + std::to_string(d) + ": expected " +
+                                         std::to_string(want.size()) + ", got " + std::to_string(got));
+      if (want.is_static()) continue;
+      auto [it, fresh] = bindings.emplace(want.name(), got);
+      if (fresh) bound_by[want.name()] = i;
+      else if (it->second != got)
+        throw Error(ErrorKind::spec, "symbolic dimension '" + want.name() + "' is " + std::to_string(it->second) +
+                                         " in argument " + std::to_string(bound_by[want.name()]) + " but " +
+                                         std::to_string(got) + " in argument " + std::to_string(i));
+    }
+  }
+  return bindings;
+}
+
+Attrs bind_attrs(const Attrs& attrs, const DimBindings& bindings) {
+  Attrs out = attrs;
+  for (const auto& [name, value] : attrs.items())
+    if (const Shape* s = std::get_if<Shape>(&value.value)) out.set(name, Attr::of_shape(bind_shape(*s, bindings)));
+  return out;
+}
+
+class Inliner {
+public:
+  Inliner(const Module& module, const DimBindings& bindings) : module_(module), bindings_(bindings) {}
+
+  // Emits fn's ops into out with its arguments mapped to `args`; returns its outputs there.
+  std::vector<ValueId> emit(const Function& fn, const std::vector<ValueId>& args, int depth) {
+    if (depth > 64) throw Error(ErrorKind::unsupported, "subgraph calls nest deeper than 64 (recursion?)");
+    std::vector<ValueId> map(fn.values.size(), ValueId(-1));
+    for (size_t i = 0; i < fn.args.size(); ++i) map[fn.args[i]] = args[i];
+    for (const Op& op : fn.ops) {
+      std::vector<ValueId> operands;
+      for (ValueId v : op.operands) operands.push_back(map[v]);
+      std::vector<ValueId> results = op.kind == OpKind::call ? inline_call(op, operands, depth)
+                                                             : emit_op(fn, op, std::move(operands));
+      for (size_t r = 0; r < op.results.size(); ++r) map[op.results[r]] = results[r];
+    }
+    std::vector<ValueId> outs;
+    for (ValueId v : fn.outputs) outs.push_back(map[v]);
+    return outs;
+  }
+
+  Function out;
+
+private:
+  std::vector<ValueId> inline_call(const Op& op, const std::vector<ValueId>& operands, int depth) {
+    const Function* callee = module_.find(op.attrs.get_string("callee"));
+    if (!callee) throw Error(ErrorKind::shape, "call at " + op.loc.to_string() + ": unknown function");
+    return emit(*callee, operands, depth + 1);
+  }
+
+  std::vector<ValueId> emit_op(const Function& fn, const Op& op, std::vector<ValueId> operands) {
+    Attrs attrs = bind_attrs(op.attrs, bindings_);
+    std::vector<ValueType> in;
+    for (ValueId v : operands) in.push_back(out.type_of(v));
+    std::vector<ValueType> types;
+    if (op_info(op.kind).infer) {
+      types = infer_op(op.kind, in, attrs, op.loc);
+    } else {
+      for (ValueId r : op.results) {
+        ValueType t = fn.type_of(r);
+        t.shape = bind_shape(t.shape, bindings_);
+        types.push_back(std::move(t));
+      }
+    }
+    for (const ValueType& t : types)
+      if (!shape_is_static(t.shape))
+        throw Error(ErrorKind::shape, "kiln." + std::string(op_info(op.kind).name) + " at " + op.loc.to_string() +
+                                          ": result " + shape_to_string(t.shape) + " has a dim no argument binds");
+    OpId id = out.add_op(op.kind, std::move(operands), types, std::move(attrs), op.loc);
+    return out.ops[id].results;
+  }
+
+  const Module& module_;
+  const DimBindings& bindings_;
+};
+
+} // namespace
+
+Function specialize(const Module& module, std::span<const ValueType> concrete_args) {
+  const Function& entry = module.entry();
+  DimBindings bindings = bind_arguments(entry, concrete_args);
+  Inliner inliner(module, bindings);
+  inliner.out.name = entry.name;
+  std::vector<ValueId> args;
+  for (size_t i = 0; i < concrete_args.size(); ++i) {
+    ValueType t = concrete_args[i];
+    t.is_buffer = entry.type_of(entry.args[i]).is_buffer;
+    args.push_back(inliner.out.add_arg(t));
+  }
+  inliner.out.outputs = inliner.emit(entry, args, 0);
+  return std::move(inliner.out);
+}
+
+} // namespace kiln::ir

@@ -1,0 +1,237 @@
+#include "ir/specialize.hpp"
+#include "ir/text/printer.hpp"
+#include "runtime/executable_cache.hpp"
+#include "runtime/log.hpp"
+#include <kiln/compile.hpp>
+#include <chrono>
+#include <functional>
+
+namespace kiln::detail {
+
+using Clock = std::chrono::steady_clock;
+using runtime::CacheEntry;
+
+namespace {
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+const char* kind_name(TreeLeaf::Kind k) {
+  return k == TreeLeaf::Kind::baked ? "a scalar" : k == TreeLeaf::Kind::buffer ? "a buffer" : "a tensor";
+}
+
+// Every constant_external of the module: name -> declared type (the same name must agree).
+std::map<std::string, ir::ValueType> declared_weights(const ir::Module& module) {
+  std::map<std::string, ir::ValueType> out;
+  for (const ir::Function& fn : module.functions)
+    for (const ir::Op& op : fn.ops) {
+      if (op.kind != ir::OpKind::constant_external) continue;
+      const std::string& name = op.attrs.get_string("name");
+      const ir::ValueType& type = fn.type_of(op.results[0]);
+      auto [it, fresh] = out.emplace(name, type);
+      if (!fresh && !(it->second == type))
+        throw Error(ErrorKind::weight, "weight '" + name + "' is declared as " + ir::type_to_string(it->second) +
+                                           " and as " + ir::type_to_string(type) + " at " + op.loc.to_string());
+    }
+  return out;
+}
+
+} // namespace
+
+struct CallableCore::State {
+  std::shared_ptr<const ir::Module> module;
+  TreeLeaves spec;
+  std::map<std::string, Tensor> own_weights;
+  std::map<std::string, ir::ValueType> weight_types;
+  std::shared_ptr<Session> session;
+  TierPolicy policy;
+  std::string fingerprint;
+  std::mutex last_mutex;
+  std::vector<ir::ValueType> last_signature; // for KILN_LOG=recompiles
+
+  runtime::WeightMap bind_weights() const;
+  std::vector<ir::ValueType> check_arguments(const TreeLeaves& args, const std::vector<Tensor>& tensors) const;
+  std::string describe_miss(const std::vector<ir::ValueType>& types);
+  std::shared_ptr<CacheEntry> build_entry(const std::vector<ir::ValueType>& types, const std::string& text) const;
+  void maybe_promote(const std::shared_ptr<CacheEntry>& entry);
+};
+
+runtime::WeightMap CallableCore::State::bind_weights() const {
+  runtime::WeightMap bound;
+  for (const auto& [name, type] : weight_types) {
+    auto own = own_weights.find(name);
+    Tensor value = own != own_weights.end() ? own->second : session->weights().get(name);
+    if (!value.is_concrete()) throw Error(ErrorKind::weight, "weight '" + name + "' is not a concrete tensor");
+    ir::ValueType got{value.dtype(), value.shape(), false};
+    if (!(got == type))
+      throw Error(ErrorKind::weight, "weight '" + name + "': expected " + ir::type_to_string(type) + ", got " +
+                                         ir::type_to_string(got));
+    bound.emplace(name, value);
+  }
+  return bound;
+}
+
+std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves& args,
+                                                               const std::vector<Tensor>& tensors) const {
+  std::vector<ir::ValueType> types;
+  std::map<std::string, std::pair<int64_t, std::string>> bound; // dim name -> (size, argument path)
+  size_t next_tensor = 0;
+  for (size_t i = 0; i < std::max(args.size(), spec.size()); ++i) {
+    if (i >= args.size() || i >= spec.size() || args[i].path != spec[i].path) {
+      std::string at = i < spec.size() ? spec[i].path : args[i].path;
+      throw Error(ErrorKind::spec, "tree structure mismatch at '" + at + "': expected " +
+                                       (i < spec.size() ? kind_name(spec[i].kind) : std::string("nothing")) +
+                                       ", got " + (i < args.size() ? kind_name(args[i].kind) : "nothing"));
+    }
+    const TreeLeaf &want = spec[i], &got = args[i];
+    if ((want.kind == TreeLeaf::Kind::baked) != (got.kind == TreeLeaf::Kind::baked))
+      throw Error(ErrorKind::spec, "tree structure mismatch at '" + want.path + "': expected " + kind_name(want.kind) +
+                                       ", got " + kind_name(got.kind));
+    if (want.kind == TreeLeaf::Kind::baked) {
+      if (want.baked != got.baked)
+        throw Error(ErrorKind::spec, "tree structure mismatch at '" + want.path + "': expected " + want.baked +
+                                         ", got " + got.baked);
+      continue;
+    }
+    const Tensor& t = tensors[next_tensor++];
+    std::string where = "argument " + want.path + ": ";
+    if (!t.defined()) throw Error(ErrorKind::spec, where + "expected " + want.layout.to_string() + ", got an undefined Tensor");
+    if (!t.is_concrete()) throw Error(ErrorKind::spec, where + "a symbolic tensor cannot be passed to a compiled callable");
+    const TensorLayout& layout = t.impl() ? t.layout() : TensorLayout{};
+    bool ok = layout.dtype == want.layout.dtype && layout.rank() == want.layout.rank() && layout.device == want.layout.device;
+    for (size_t d = 0; ok && d < want.layout.shape.size(); ++d)
+      if (want.layout.shape[d].is_static() && want.layout.shape[d].size() != layout.shape[d].size()) ok = false;
+    if (!ok) throw Error(ErrorKind::spec, where + "expected " + want.layout.to_string() + ", got " + layout.to_string());
+    for (size_t d = 0; d < want.layout.shape.size(); ++d) {
+      const Dim& dim = want.layout.shape[d];
+      if (!dim.is_symbolic()) continue;
+      auto [it, fresh] = bound.emplace(dim.name(), std::make_pair(layout.shape[d].size(), want.path));
+      if (!fresh && it->second.first != layout.shape[d].size())
+        throw Error(ErrorKind::spec, "symbolic dimension '" + dim.name() + "' is " + std::to_string(it->second.first) +
+                                         " in argument " + it->second.second + " but " +
+                                         std::to_string(layout.shape[d].size()) + " in argument " + want.path);
+    }
+    types.push_back({layout.dtype, layout.shape, want.kind == TreeLeaf::Kind::buffer});
+  }
+  return types;
+}
+
+std::string CallableCore::State::describe_miss(const std::vector<ir::ValueType>& types) {
+  std::lock_guard lock(last_mutex);
+  std::string why;
+  if (last_signature.empty()) why = "first call";
+  for (size_t i = 0; i < types.size() && i < last_signature.size(); ++i)
+    for (size_t d = 0; d < types[i].shape.size() && d < last_signature[i].shape.size(); ++d)
+      if (!(types[i].shape[d] == last_signature[i].shape[d]))
+        why += (why.empty() ? "" : ", ") + std::string("argument ") + std::to_string(i) + " dim " + std::to_string(d) +
+               " changed " + last_signature[i].shape[d].to_string() + " -> " + types[i].shape[d].to_string();
+  last_signature = types;
+  return why.empty() ? "signature evicted from the cache" : why;
+}
+
+std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<ir::ValueType>& types,
+                                                             const std::string& text) const {
+  auto start = Clock::now();
+  auto entry = std::make_shared<CacheEntry>();
+  entry->callable = module->name;
+  entry->signature = text;
+  entry->graph = std::make_shared<const ir::Function>(ir::specialize(*module, types));
+  entry->weights = bind_weights();
+  const runtime::ExecutableFactory* interp = runtime::find_tier("interp");
+  if (!interp) throw Error(ErrorKind::internal, "the interpreter tier is not linked into this build");
+  entry->interp = (*interp)(entry->graph, entry->weights);
+  entry->interp_compile_ms = ms_since(start);
+  return entry;
+}
+
+void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry) {
+  if (policy.mode == JitMode::off) return;
+  uint64_t calls = entry->calls.load(std::memory_order_relaxed);
+  if (policy.mode == JitMode::automatic && calls + 1 < uint64_t(std::max(policy.promote_after, 1))) return;
+  if (entry->promotion_started.exchange(true)) return;
+  const runtime::ExecutableFactory* jit = runtime::find_tier("jit");
+  if (!jit) {
+    entry->record_promotion(0, "the JIT tier is not linked into this build");
+    return;
+  }
+  auto job = [entry, factory = *jit] {
+    auto start = Clock::now();
+    try {
+      std::shared_ptr<const runtime::Executable> exe = factory(entry->graph, entry->weights);
+      double ms = ms_since(start);
+      entry->jit.store(exe, std::memory_order_release);
+      entry->record_promotion(ms, "");
+      if (runtime::log_enabled(runtime::LogChannel::tiers))
+        runtime::log_line(runtime::LogChannel::tiers, "promoted " + entry->callable + "(" + entry->signature +
+                                                          ") to jit in " + std::to_string(ms) + " ms");
+    } catch (const std::exception& e) {
+      entry->record_promotion(ms_since(start), e.what());
+      runtime::log_line(runtime::LogChannel::tiers, "promotion of " + entry->callable + "(" + entry->signature +
+                                                        ") failed; staying on the interpreter: " + e.what());
+    }
+  };
+  bool async = policy.async && policy.mode != JitMode::always;
+  if (async) session->compile_queue().push(job);
+  else job();
+}
+
+CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves spec, const CompileOptions& options)
+    : state_(std::make_unique<State>()) {
+  state_->module = std::move(module);
+  state_->spec = std::move(spec);
+  state_->own_weights = options.weights;
+  state_->session = options.session ? options.session : Session::default_session();
+  state_->policy = options.tiers.value_or(state_->session->policy());
+  state_->weight_types = declared_weights(*state_->module);
+  state_->bind_weights(); // missing or mismatched weights fail now, not at the first call
+  state_->fingerprint = std::to_string(std::hash<std::string>{}(ir::print_module(*state_->module)));
+}
+
+CallableCore::~CallableCore() = default;
+
+std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector<Tensor>& tensors) {
+  State& s = *state_;
+  std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
+  std::string text;
+  for (size_t i = 0; i < types.size(); ++i)
+    text += (i ? ", " : "") + std::string(dtype_name(types[i].dtype)) + shape_to_string(types[i].shape);
+  // Weights from the session registry may change: their generation is part of the key.
+  std::string key = s.fingerprint + "|" + text + "|w" + std::to_string(s.session->weights().generation());
+  bool built = false;
+  auto entry = s.session->cache().get_or_build(key, [&] { return s.build_entry(types, text); }, &built);
+  if (built && runtime::log_enabled(runtime::LogChannel::recompiles))
+    runtime::log_line(runtime::LogChannel::recompiles,
+                      "compiled " + s.module->name + "(" + text + "): " + s.describe_miss(types));
+  s.maybe_promote(entry);
+  auto exe = entry->current();
+  auto start = Clock::now();
+  std::vector<Tensor> outputs = exe->run(tensors, {});
+  entry->record_call(exe->tier(), ms_since(start));
+  return outputs;
+}
+
+const std::shared_ptr<const ir::Module>& CallableCore::module() const { return state_->module; }
+const TreeLeaves& CallableCore::spec() const { return state_->spec; }
+Session& CallableCore::session() const { return *state_->session; }
+
+} // namespace kiln::detail
+
+namespace kiln {
+
+CompiledCallable<std::vector<Tensor>> compile_staged(const StagedGraph& graph, CompileOptions options) {
+  detail::TreeLeaves spec = graph.input_leaves();
+  if (spec.empty()) {
+    const ir::Function& entry = graph.graph().entry();
+    for (size_t i = 0; i < entry.args.size(); ++i) {
+      const ir::ValueType& t = entry.type_of(entry.args[i]);
+      spec.push_back({"0." + std::to_string(i), t.is_buffer ? detail::TreeLeaf::Kind::buffer : detail::TreeLeaf::Kind::tensor,
+                      TensorLayout(t.dtype, t.shape), {}});
+    }
+  }
+  auto core = std::make_shared<detail::CallableCore>(graph.module_ptr(), std::move(spec), options);
+  std::vector<Tensor> result_template(graph.graph().entry().outputs.size());
+  return CompiledCallable<std::vector<Tensor>>(std::move(core), std::move(result_template));
+}
+
+} // namespace kiln

@@ -1,0 +1,55 @@
+#pragma once
+#include "ir/graph.hpp"
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace kiln::runtime {
+
+using WeightMap = std::map<std::string, Tensor>;
+
+// Per-op hooks for debugging. Inputs and outputs are views of the op's values for the duration of
+// the call (copy them to keep them). Hooks run on the calling thread.
+struct OpHooks {
+  std::function<void(size_t op_index, const ir::Op& op, std::span<const Tensor> inputs)> before;
+  std::function<void(size_t op_index, const ir::Op& op, std::span<const Tensor> inputs,
+                     std::span<const Tensor> outputs)>
+      after;
+};
+
+struct RunOptions {
+  const OpHooks* hooks = nullptr;
+  // Keep every intermediate: filled with one owning copy per value id of the static graph.
+  std::vector<Tensor>* preserved = nullptr;
+};
+
+// One compiled form of a fully static graph (symbolic dims bound, calls inlined). Created once per
+// signature, run from many threads at once.
+class Executable {
+public:
+  virtual ~Executable() = default;
+  // One input per graph argument (buffer arguments are written in place). Returns fresh output
+  // tensors owned by the caller.
+  virtual std::vector<Tensor> run(std::span<const Tensor> inputs, const RunOptions& options) const = 0;
+  virtual std::string_view tier() const = 0;
+  // Peak bytes of one call's arena (intermediates), for statistics.
+  virtual size_t arena_bytes() const = 0;
+  // How many ops each lowering took ("interp", "xbyak", "dnnl.matmul", ...).
+  virtual std::map<std::string, int> ops_per_lowering() const = 0;
+  virtual const ir::Function& graph() const = 0;
+};
+
+// Builds an executable for a static graph and its bound weights (every constant_external name is
+// in the map, shape and dtype already checked).
+using ExecutableFactory =
+    std::function<std::unique_ptr<Executable>(std::shared_ptr<const ir::Function> graph, const WeightMap& weights)>;
+
+// Tiers register themselves at load time ("interp", "jit"); src/ never includes a tier.
+void register_tier(const std::string& name, ExecutableFactory factory);
+// Null when the tier is not linked into this build.
+const ExecutableFactory* find_tier(const std::string& name);
+
+} // namespace kiln::runtime

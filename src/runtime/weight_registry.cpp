@@ -1,0 +1,53 @@
+#include <kiln/io.hpp>
+#include <kiln/session.hpp>
+
+namespace kiln {
+
+void WeightRegistry::set(const std::string& name, const Tensor& value) {
+  if (!value.is_concrete()) throw Error(ErrorKind::weight, "weight '" + name + "' must be a concrete tensor");
+  std::lock_guard lock(mutex_);
+  Entry& e = entries_[name];
+  e.value = value;
+  e.version = ++generation_;
+}
+
+void WeightRegistry::set_all(const std::map<std::string, Tensor>& values) {
+  for (const auto& [name, value] : values) set(name, value);
+}
+
+void WeightRegistry::load_safetensors(const std::string& path, const std::string& prefix) {
+  auto file = kiln::load_safetensors(path);
+  for (const auto& [name, value] : file.tensors) set(prefix + name, value);
+}
+
+std::optional<Tensor> WeightRegistry::find(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.value;
+}
+
+Tensor WeightRegistry::get(const std::string& name) const {
+  if (auto t = find(name)) return *t;
+  throw Error(ErrorKind::weight, "weight '" + name + "' is not in the registry");
+}
+
+uint64_t WeightRegistry::version(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(name);
+  return it == entries_.end() ? 0 : it->second.version;
+}
+
+uint64_t WeightRegistry::generation() const {
+  std::lock_guard lock(mutex_);
+  return generation_;
+}
+
+std::vector<std::string> WeightRegistry::names() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto& [name, e] : entries_) out.push_back(name);
+  return out;
+}
+
+} // namespace kiln

@@ -1,0 +1,281 @@
+#include "ir/ops.hpp"
+#include "ir/shape_inference.hpp"
+#include "trace/builder.hpp"
+#include <kiln/functional.hpp>
+
+namespace kiln::F {
+
+using ir::Attr;
+using ir::Attrs;
+using ir::OpKind;
+using trace::apply1;
+
+#define KILN_UNARY(name) \
+  Tensor name(const Tensor& x, Loc loc) { return apply1(OpKind::name, {x}, {}, loc); }
+KILN_UNARY(neg) KILN_UNARY(abs) KILN_UNARY(exp) KILN_UNARY(log) KILN_UNARY(sqrt) KILN_UNARY(rsqrt)
+KILN_UNARY(tanh) KILN_UNARY(sigmoid) KILN_UNARY(relu) KILN_UNARY(silu) KILN_UNARY(erf)
+KILN_UNARY(sin) KILN_UNARY(cos)
+#undef KILN_UNARY
+
+Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
+  return apply1(OpKind::gelu, {x}, {{"approximate", Attr::of_string(approximate)}}, loc);
+}
+
+#define KILN_BINARY(name, kind) \
+  Tensor name(const Tensor& a, const Tensor& b, Loc loc) { return apply1(OpKind::kind, {a, b}, {}, loc); }
+KILN_BINARY(add, add) KILN_BINARY(sub, sub) KILN_BINARY(mul, mul) KILN_BINARY(div, div) KILN_BINARY(pow, pow)
+KILN_BINARY(maximum, maximum) KILN_BINARY(minimum, minimum)
+#undef KILN_BINARY
+
+#define KILN_COMPARE(name) \
+  Tensor name(const Tensor& a, const Tensor& b, Loc loc) { \
+    return apply1(OpKind::compare, {a, b}, {{"predicate", Attr::of_string(#name)}}, loc); \
+  }
+KILN_COMPARE(eq) KILN_COMPARE(ne) KILN_COMPARE(lt) KILN_COMPARE(le) KILN_COMPARE(gt) KILN_COMPARE(ge)
+#undef KILN_COMPARE
+
+Tensor scalar(double value, DType dtype, Loc loc) {
+  // A captured concrete 0-d tensor: eager here, an embedded constant once mixed into a graph.
+  (void)loc;
+  return Tensor::full({}, value, dtype);
+}
+
+Tensor pow(const Tensor& x, double exponent, Loc loc) {
+  return apply1(OpKind::pow, {x, scalar(exponent, x.dtype())}, {}, loc);
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {
+  return apply1(OpKind::where, {cond, a, b}, {}, loc);
+}
+
+Tensor cast(const Tensor& x, DType dtype, Loc loc) {
+  return apply1(OpKind::cast, {x}, {{"dtype", Attr::of_dtype(dtype)}}, loc);
+}
+
+static Attrs reduce_attrs(const std::vector<int64_t>& axes, bool keepdims) {
+  return {{"axes", Attr::of_ints(axes)}, {"keepdims", Attr::of_bool(keepdims)}};
+}
+Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc loc) {
+  return apply1(OpKind::reduce_sum, {x}, reduce_attrs(axes, keepdims), loc);
+}
+Tensor mean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc loc) {
+  return apply1(OpKind::reduce_mean, {x}, reduce_attrs(axes, keepdims), loc);
+}
+Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc loc) {
+  return apply1(OpKind::reduce_max, {x}, reduce_attrs(axes, keepdims), loc);
+}
+Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc loc) {
+  return apply1(OpKind::reduce_min, {x}, reduce_attrs(axes, keepdims), loc);
+}
+Tensor argmax(const Tensor& x, int64_t axis, bool keepdims, Loc loc) {
+  return apply1(OpKind::argmax, {x}, {{"axis", Attr::of_int(axis)}, {"keepdims", Attr::of_bool(keepdims)}}, loc);
+}
+Tensor softmax(const Tensor& x, int64_t axis, Loc loc) {
+  return apply1(OpKind::softmax, {x}, {{"axis", Attr::of_int(axis)}}, loc);
+}
+Tensor log_softmax(const Tensor& x, int64_t axis, Loc loc) {
+  return apply1(OpKind::log_softmax, {x}, {{"axis", Attr::of_int(axis)}}, loc);
+}
+
+static std::vector<Tensor> defined_only(std::vector<Tensor> ts) {
+  std::vector<Tensor> out;
+  for (auto& t : ts)
+    if (t.defined()) out.push_back(std::move(t));
+  return out;
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, int64_t axis, Loc loc) {
+  if (!weight.defined() && bias.defined())
+    throw Error(ErrorKind::spec, "layer_norm at " + trace::to_source_loc(loc).to_string() +
+                                     ": a bias needs a weight (pass Tensor::ones for the weight)");
+  return apply1(OpKind::layer_norm, defined_only({x, weight, bias}),
+                {{"axis", Attr::of_int(axis)}, {"eps", Attr::of_float(eps)}}, loc);
+}
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps, int64_t axis, Loc loc) {
+  return apply1(OpKind::rms_norm, defined_only({x, weight}), {{"axis", Attr::of_int(axis)}, {"eps", Attr::of_float(eps)}},
+                loc);
+}
+Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias,
+                  double eps, Loc loc) {
+  if (weight.defined() != bias.defined())
+    throw Error(ErrorKind::spec, "batch_norm at " + trace::to_source_loc(loc).to_string() +
+                                     ": weight and bias come together");
+  return apply1(OpKind::batch_norm, defined_only({x, mean, var, weight, bias}), {{"eps", Attr::of_float(eps)}}, loc);
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, Loc loc) { return apply1(OpKind::matmul, {a, b}, {}, loc); }
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Loc loc) {
+  Tensor y = matmul(x, transpose(weight, -1, -2, loc), loc);
+  return bias.defined() ? add(y, bias, loc) : y;
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o, Loc loc) {
+  return apply1(OpKind::conv2d, defined_only({x, weight, bias}),
+                {{"stride", Attr::of_ints(o.stride)}, {"padding", Attr::of_ints(o.padding)},
+                 {"dilation", Attr::of_ints(o.dilation)}, {"groups", Attr::of_int(o.groups)}},
+                loc);
+}
+
+static Attrs pool_attrs(const Pool2dOptions& o) {
+  return {{"kernel", Attr::of_ints(o.kernel)}, {"stride", Attr::of_ints(o.stride.empty() ? o.kernel : o.stride)},
+          {"padding", Attr::of_ints(o.padding)}};
+}
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& o, Loc loc) {
+  return apply1(OpKind::max_pool2d, {x}, pool_attrs(o), loc);
+}
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o, Loc loc) {
+  Attrs attrs = pool_attrs(o);
+  attrs.set("count_include_pad", Attr::of_bool(o.count_include_pad));
+  return apply1(OpKind::avg_pool2d, {x}, std::move(attrs), loc);
+}
+
+Tensor reshape(const Tensor& x, const Shape& shape, Loc loc) {
+  if (!x.defined()) throw Error(ErrorKind::spec, "reshape of an undefined Tensor");
+  Shape resolved;
+  try {
+    resolved = ir::infer::resolve_reshape(x.shape(), shape);
+  } catch (const ir::InferError& e) {
+    throw Error(ErrorKind::shape, "kiln.reshape at " + trace::to_source_loc(loc).to_string() + ": " + e.what());
+  }
+  return apply1(OpKind::reshape, {x}, {{"shape", Attr::of_shape(resolved)}}, loc);
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& perm, Loc loc) {
+  return apply1(OpKind::transpose, {x}, {{"perm", Attr::of_ints(perm)}}, loc);
+}
+
+Tensor transpose(const Tensor& x, int64_t a, int64_t b, Loc loc) {
+  int64_t rank = x.rank();
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) perm[size_t(i)] = i;
+  auto norm = [&](int64_t axis) {
+    if (axis < -rank || axis >= rank)
+      throw Error(ErrorKind::shape, "kiln.transpose at " + trace::to_source_loc(loc).to_string() + ": axis " +
+                                        std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    return size_t(axis < 0 ? axis + rank : axis);
+  };
+  std::swap(perm[norm(a)], perm[norm(b)]);
+  return permute(x, perm, loc);
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape, Loc loc) {
+  return apply1(OpKind::broadcast_to, {x}, {{"shape", Attr::of_shape(shape)}}, loc);
+}
+
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis, Loc loc) {
+  return apply1(OpKind::concat, xs, {{"axis", Attr::of_int(axis)}}, loc);
+}
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis, Loc loc) {
+  return trace::apply(OpKind::split, {x}, {{"axis", Attr::of_int(axis)}, {"sizes", Attr::of_ints(sizes)}}, loc);
+}
+
+Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t step, Loc loc) {
+  int64_t rank = x.rank();
+  std::string where = "kiln.slice at " + trace::to_source_loc(loc).to_string() + ": ";
+  if (axis < -rank || axis >= rank)
+    throw Error(ErrorKind::shape, where + "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  size_t a = size_t(axis < 0 ? axis + rank : axis);
+  std::vector<int64_t> starts(size_t(rank), 0), ends(size_t(rank), INT64_MAX), steps(size_t(rank), 1);
+  const Dim& d = x.shape()[a];
+  if (d.is_symbolic()) {
+    if (start != 0 || end != INT64_MAX || step != 1)
+      throw Error(ErrorKind::shape, where + "symbolic axis '" + d.name() + "' can only be sliced whole");
+  } else {
+    int64_t n = d.size();
+    auto clip = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
+    starts[a] = clip(start);
+    ends[a] = std::max(starts[a], clip(end));
+    steps[a] = step;
+  }
+  for (size_t i = 0; i < size_t(rank); ++i)
+    if (i != a && x.shape()[i].is_static()) ends[i] = x.shape()[i].size();
+  return apply1(OpKind::slice, {x},
+                {{"starts", Attr::of_ints(starts)}, {"ends", Attr::of_ints(ends)}, {"steps", Attr::of_ints(steps)}}, loc);
+}
+
+Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc) {
+  return apply1(OpKind::squeeze, {x}, {{"axes", Attr::of_ints(axes)}}, loc);
+}
+Tensor unsqueeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc) {
+  return apply1(OpKind::unsqueeze, {x}, {{"axes", Attr::of_ints(axes)}}, loc);
+}
+
+Tensor flatten(const Tensor& x, int64_t start_axis, Loc loc) {
+  int64_t rank = x.rank();
+  int64_t s = start_axis < 0 ? start_axis + rank : start_axis;
+  if (s < 0 || s >= rank)
+    throw Error(ErrorKind::shape, "flatten at " + trace::to_source_loc(loc).to_string() + ": start axis " +
+                                      std::to_string(start_axis) + " is out of range for rank " + std::to_string(rank));
+  Shape target(x.shape().begin(), x.shape().begin() + s);
+  target.push_back(Dim(-1));
+  return reshape(x, target, loc);
+}
+
+Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis, Loc loc) {
+  return apply1(OpKind::gather, {data, indices}, {{"axis", Attr::of_int(axis)}}, loc);
+}
+
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value, Loc loc) {
+  return apply1(OpKind::pad, {x}, {{"pads", Attr::of_ints(pads)}, {"value", Attr::of_float(value)}}, loc);
+}
+
+Tensor constant(const Tensor& value, Loc loc) {
+  if (!value.is_concrete()) return value;
+  if (!trace::current_builder()) return value;
+  return apply1(OpKind::constant, {}, {{"value", Attr::of_tensor(value)}}, loc);
+}
+
+Tensor constant_external(const std::string& name, const TensorLayout& layout, Loc loc) {
+  auto builder = trace::current_builder();
+  ir::SourceLoc where = trace::to_source_loc(loc);
+  if (!builder)
+    throw Error(ErrorKind::weight, "constant_external('" + name + "') at " + where.to_string() +
+                                       ": weights exist only inside stage() or compile()");
+  if (name.empty()) throw Error(ErrorKind::weight, "constant_external at " + where.to_string() + ": empty weight name");
+  for (const Dim& d : layout.shape)
+    if (d.is_symbolic() || d.size() < 0)
+      throw Error(ErrorKind::weight, "constant_external('" + name + "') at " + where.to_string() +
+                                         ": weights need static dims, got " + shape_to_string(layout.shape));
+  ir::ValueType type{layout.dtype, layout.shape, false};
+  return builder->add_op(OpKind::constant_external, {}, {type}, {{"name", Attr::of_string(name)}}, where).at(0);
+}
+
+Tensor full(const Shape& shape, double value, DType dtype, Loc loc) {
+  return apply1(OpKind::full, {},
+                {{"shape", Attr::of_shape(shape)}, {"value", Attr::of_float(value)}, {"dtype", Attr::of_dtype(dtype)}}, loc);
+}
+
+Tensor arange(double start, double stop, double step, DType dtype, Loc loc) {
+  return apply1(OpKind::arange, {},
+                {{"start", Attr::of_float(start)}, {"stop", Attr::of_float(stop)}, {"step", Attr::of_float(step)},
+                 {"dtype", Attr::of_dtype(dtype)}},
+                loc);
+}
+
+void buffer_store(const Tensor& buffer, const Tensor& value, Loc loc) {
+  if (buffer.defined() && buffer.is_concrete())
+    throw Error(ErrorKind::spec, "buffer_store at " + trace::to_source_loc(loc).to_string() +
+                                     ": the destination is a concrete tensor; stores are staged into BufferLayout "
+                                     "arguments (write eagerly with value.copy_to(buffer))");
+  trace::apply(OpKind::buffer_store, {buffer, value}, {}, loc);
+}
+
+} // namespace kiln::F
+
+namespace kiln {
+
+#define KILN_OPERATOR(op, fn) \
+  Tensor operator op(LocatedTensor a, const Tensor& b) { return F::fn(a.tensor, b, a.loc); } \
+  Tensor operator op(LocatedTensor a, double b) { return F::fn(a.tensor, F::scalar(b, a.tensor.dtype()), a.loc); } \
+  Tensor operator op(double a, LocatedTensor b) { return F::fn(F::scalar(a, b.tensor.dtype()), b.tensor, b.loc); }
+KILN_OPERATOR(+, add)
+KILN_OPERATOR(-, sub)
+KILN_OPERATOR(*, mul)
+KILN_OPERATOR(/, div)
+#undef KILN_OPERATOR
+
+Tensor operator-(LocatedTensor a) { return F::neg(a.tensor, a.loc); }
+
+} // namespace kiln

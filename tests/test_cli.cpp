@@ -1,0 +1,262 @@
+// The kiln command line, run as a separate process on files written here.
+#include "ir/graph.hpp"
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <doctest/doctest.h>
+#include <filesystem>
+#include <fstream>
+#include <kiln/io.hpp>
+#include <kiln/kiln.hpp>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+using namespace kiln;
+
+namespace {
+
+const std::string kKiln = KILN_BUILD_DIR "/tools/kiln";
+const std::string kCheckWorkloads = KILN_BUILD_DIR "/tools/kiln-check-workloads";
+const fs::path kReferenceData = KILN_SOURCE_DIR "/../shared/bench/data";
+
+struct CommandResult {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+size_t line_count(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
+
+// A fresh folder per test, removed afterwards.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    std::string pattern = (fs::temp_directory_path() / "kiln-test-cli-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    dir = pattern;
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  fs::path operator/(const std::string& name) const { return dir / name; }
+
+  CommandResult run(const std::string& program, const std::string& args) const {
+    const std::string command =
+        program + " " + args + " >" + quoted(dir / "stdout.txt") + " 2>" + quoted(dir / "stderr.txt");
+    const int raw = std::system(command.c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_text(dir / "stdout.txt"), read_text(dir / "stderr.txt")};
+  }
+  CommandResult kiln(const std::string& args) const { return run(kKiln, args); }
+};
+
+// relu(x @ wᵀ + b): x [batch, 4], w [3, 4], b [3].
+Tensor dense_relu(const Tensor& x) {
+  return F::relu(F::linear(x, F::constant_external("w", TensorLayout(DType::f32, {3, 4})),
+                           F::constant_external("b", TensorLayout(DType::f32, {3}))));
+}
+
+const TensorLayout kDenseInput(DType::f32, {"batch", 4});
+
+struct DenseFiles {
+  Tensor x = Tensor::randn({5, 4}, 1);
+  Tensor w = Tensor::randn({3, 4}, 2);
+  Tensor b = Tensor::randn({3}, 3);
+  std::string graph, weights, input, output;
+
+  explicit DenseFiles(const Scratch& scratch)
+      : graph(quoted(scratch / "model.mlir")), weights(quoted(scratch / "weights.safetensors")),
+        input(quoted(scratch / "x.npy")), output(quoted(scratch / "out.npy")) {
+    stage(dense_relu)(kDenseInput).save((scratch / "model.mlir").string());
+    save_safetensors((scratch / "weights.safetensors").string(), {{"w", w}, {"b", b}});
+    save_npy((scratch / "x.npy").string(), x);
+  }
+  std::string run_args() const {
+    return "run " + graph + " --weights " + weights + " --input 0=" + input + " --output " + output;
+  }
+};
+
+double naive_dense_relu(const Tensor& x, const Tensor& w, const Tensor& b, int64_t row, int64_t col) {
+  double acc = b.item_as_double(col);
+  for (int64_t k = 0; k < 4; ++k)
+    acc += x.item_as_double(row * 4 + k) * w.item_as_double(col * 4 + k);
+  return std::max(acc, 0.0);
+}
+
+double max_abs_difference(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.dims() == b.dims());
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::abs(a.item_as_double(i) - b.item_as_double(i)));
+  return worst;
+}
+
+// A failed command: non-zero status, exactly one "kiln: error:" line naming `problem`, no output file.
+void check_refused(const CommandResult& result, const std::string& problem, const fs::path& output) {
+  CHECK(result.status != 0);
+  CHECK(line_count(result.err) == 1);
+  CHECK(result.err.rfind("kiln: error: ", 0) == 0);
+  CHECK_MESSAGE(result.err.find(problem) != std::string::npos, "stderr: " << result.err);
+  CHECK_FALSE(fs::exists(output));
+}
+
+} // namespace
+
+TEST_CASE("kiln run writes the output of an in-process compile of the same graph") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  const CommandResult result = scratch.kiln(files.run_args());
+  REQUIRE_MESSAGE(result.status == 0, result.err);
+  const Tensor written = load_npy((scratch / "out.npy").string());
+  REQUIRE(written.dims() == std::vector<int64_t>{5, 3});
+
+  CompileOptions options;
+  options.weights = {{"w", files.w}, {"b", files.b}};
+  auto in_process = compile(dense_relu, options)(kDenseInput);
+  CHECK(max_abs_difference(written, in_process(files.x)) <= 1e-6);
+  for (int64_t row = 0; row < 5; ++row)
+    for (int64_t col = 0; col < 3; ++col)
+      CHECK(std::abs(written.item_as_double(row * 3 + col) - naive_dense_relu(files.x, files.w, files.b, row, col)) <=
+            1e-5);
+}
+
+TEST_CASE("kiln run gives the same output on every tier") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  REQUIRE(scratch.kiln(files.run_args() + " --tier interp").status == 0);
+  const Tensor interpreted = load_npy((scratch / "out.npy").string());
+  for (const std::string tier : {"jit", "auto"}) {
+    CAPTURE(tier);
+    const CommandResult result = scratch.kiln(files.run_args() + " --tier " + tier + " --repeat 3 --stats");
+    REQUIRE_MESSAGE(result.status == 0, result.err);
+    CHECK(result.out.find("median latency") != std::string::npos);
+    CHECK(result.out.find("arena bytes") != std::string::npos); // the stats table header
+    CHECK(max_abs_difference(load_npy((scratch / "out.npy").string()), interpreted) <= 1e-5);
+  }
+}
+
+TEST_CASE("kiln run writes further outputs next to the first as <stem>_<i>.npy") {
+  Scratch scratch;
+  auto twice_and_negated = [](const Tensor& x) { return std::pair<Tensor, Tensor>{x * 2.0, F::neg(x)}; };
+  stage(twice_and_negated)(TensorLayout(DType::f32, {2, 3})).save((scratch / "pair.mlir").string());
+  const Tensor x = Tensor::from_vector<float>({1, -2, 3, -4, 5, -6}, {2, 3});
+  save_npy((scratch / "x.npy").string(), x);
+
+  const CommandResult result =
+      scratch.kiln("run " + quoted(scratch / "pair.mlir") + " --input arg0=" + quoted(scratch / "x.npy") +
+                   " --output " + quoted(scratch / "y.npy"));
+  REQUIRE_MESSAGE(result.status == 0, result.err);
+  const Tensor doubled = load_npy((scratch / "y.npy").string()), negated = load_npy((scratch / "y_1.npy").string());
+  for (int64_t i = 0; i < 6; ++i) {
+    CHECK(doubled.item_as_double(i) == 2 * x.item_as_double(i));
+    CHECK(negated.item_as_double(i) == -x.item_as_double(i));
+  }
+}
+
+TEST_CASE("kiln run refuses bad input with one error line and no output file") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  const fs::path output = scratch / "out.npy";
+  const std::string weights_and_output = " --weights " + files.weights + " --output " + files.output;
+
+  SUBCASE("missing graph file") {
+    check_refused(
+        scratch.kiln("run " + quoted(scratch / "absent.mlir") + " --input 0=" + files.input + weights_and_output),
+        "absent.mlir", output);
+  }
+  SUBCASE("missing input file") {
+    check_refused(
+        scratch.kiln("run " + files.graph + " --input 0=" + quoted(scratch / "absent.npy") + weights_and_output),
+        "absent.npy", output);
+  }
+  SUBCASE("malformed npy file") {
+    std::ofstream(scratch / "bad.npy") << "this is not a numpy file";
+    check_refused(scratch.kiln("run " + files.graph + " --input 0=" + quoted(scratch / "bad.npy") + weights_and_output),
+                  "bad.npy", output);
+  }
+  SUBCASE("input of the wrong shape") {
+    save_npy((scratch / "wide.npy").string(), Tensor::ones({5, 7}));
+    check_refused(
+        scratch.kiln("run " + files.graph + " --input 0=" + quoted(scratch / "wide.npy") + weights_and_output),
+        "expected f32 [batch, 4]", output);
+  }
+  SUBCASE("weight missing from the weights file") {
+    save_safetensors((scratch / "partial.safetensors").string(), {{"w", files.w}});
+    check_refused(scratch.kiln("run " + files.graph + " --input 0=" + files.input + " --weights " +
+                               quoted(scratch / "partial.safetensors") + " --output " + files.output),
+                  "'b'", output);
+  }
+  SUBCASE("no input for a graph argument") {
+    check_refused(scratch.kiln("run " + files.graph + weights_and_output), "no --input for graph argument 0", output);
+  }
+  SUBCASE("input name that is not an argument index") {
+    check_refused(scratch.kiln("run " + files.graph + " --input x=" + files.input + weights_and_output), "'x'", output);
+  }
+  SUBCASE("unknown tier") { check_refused(scratch.kiln(files.run_args() + " --tier fastest"), "fastest", output); }
+}
+
+TEST_CASE("kiln print and verify accept a staged graph and refuse a malformed one") {
+  Scratch scratch;
+  const StagedGraph staged = stage(dense_relu)(kDenseInput);
+  staged.save((scratch / "model.mlir").string());
+  const std::string text = staged.to_mlir();
+  std::ofstream(scratch / "broken.mlir") << text.substr(0, text.find("kiln.relu")); // ends in an open string
+  size_t ops = 0;
+  for (const ir::Function& fn : staged.graph().functions)
+    ops += fn.ops.size();
+  REQUIRE(ops >= 3); // two weights, the linear layer, relu
+
+  const CommandResult printed = scratch.kiln("print " + quoted(scratch / "model.mlir"));
+  CHECK(printed.status == 0);
+  CHECK(printed.out == staged.to_mlir());
+  const CommandResult verified = scratch.kiln("verify " + quoted(scratch / "model.mlir"));
+  CHECK(verified.status == 0);
+  CHECK(verified.out == "ok: " + std::to_string(ops) + " ops\n");
+
+  for (const std::string command : {"print", "verify"}) {
+    CAPTURE(command);
+    const CommandResult refused = scratch.kiln(command + " " + quoted(scratch / "broken.mlir"));
+    CHECK(refused.status != 0);
+    CHECK(refused.out.empty());
+    CHECK(line_count(refused.err) == 1);
+    CHECK(refused.err.find("broken.mlir") != std::string::npos);
+  }
+}
+
+TEST_CASE("kiln demo runs the mlp workload twice and the two runs agree") {
+  Scratch scratch;
+  const CommandResult result = scratch.kiln("demo");
+  REQUIRE_MESSAGE(result.status == 0, result.out << result.err);
+  CHECK(result.out.find("interpreter output: f32 [8, 10]") != std::string::npos);
+  CHECK(result.out.find("(ok)") != std::string::npos);
+  CHECK(result.out.find("func.func @mlp") != std::string::npos);
+}
+
+TEST_CASE("kiln-check-workloads reports a missing reference folder") {
+  Scratch scratch;
+  const CommandResult result = scratch.run(kCheckWorkloads, quoted(scratch / "absent"));
+  CHECK(result.status == 2);
+  CHECK(result.err.find("reference data folder") != std::string::npos);
+  CHECK(result.err.find("is missing") != std::string::npos);
+}
+
+TEST_CASE("the four workloads reproduce PyTorch's reference outputs") {
+  if (!fs::is_directory(kReferenceData)) {
+    MESSAGE("skipped: no reference data at " << kReferenceData.string());
+    return;
+  }
+  Scratch scratch;
+  const CommandResult result = scratch.run(kCheckWorkloads, quoted(kReferenceData));
+  INFO(result.out << result.err);
+  CHECK(result.status == 0);
+  size_t passed_cases = 0;
+  for (size_t at = result.out.find("  ok\n"); at != std::string::npos; at = result.out.find("  ok\n", at + 1))
+    ++passed_cases;
+  CHECK(passed_cases == 8); // mlp b1 b8 b64, ewchain b64, attn b1 b8, cnn b1 b8
+}

@@ -1,0 +1,185 @@
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+using namespace kiln;
+
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+std::shared_ptr<Session> interp_session() {
+  TierPolicy p;
+  p.mode = JitMode::off;
+  return std::make_shared<Session>(p, 16);
+}
+
+} // namespace
+
+TEST_CASE("the README example: compile with a weight, call with any batch") {
+  TensorLayout w_type(DType::f32, {2});
+  TensorLayout x_type(DType::f32, {"batch", 2}, CPU());
+  auto layer = [&](Tensor x) { return x * F::constant_external("w", w_type); };
+  Tensor w = Tensor::ones({2}) * 3.0f;
+  CHECK(w.data<float>()[1] == 3.0f);
+  auto run = compile(layer, {.weights = {{"w", w}}, .session = interp_session()})(x_type);
+  for (int64_t batch : {1, 4, 7}) {
+    Tensor x = Tensor::arange(0.0, double(batch * 2), 1.0).reshape({batch, 2});
+    Tensor out = run(x);
+    REQUIRE(out.dims() == std::vector<int64_t>{batch, 2});
+    for (int64_t i = 0; i < batch * 2; ++i) CHECK(out.data<float>()[i] == 3.0f * float(i));
+  }
+}
+
+TEST_CASE("missing or mismatched weights fail when the callable is built") {
+  TensorLayout w_type(DType::f32, {2});
+  auto layer = [&](Tensor x) { return x * F::constant_external("fc1.weight", w_type); };
+  TensorLayout x_type(DType::f32, {2});
+  CHECK(message_of([&] { compile(layer, {.session = interp_session()})(x_type); }) ==
+        "weight error: weight 'fc1.weight' is not in the registry");
+  CHECK(message_of([&] {
+          compile(layer, {.weights = {{"fc1.weight", Tensor::ones({3})}}, .session = interp_session()})(x_type);
+        }) == "weight error: weight 'fc1.weight': expected f32 [2], got f32 [3]");
+  CHECK(message_of([&] {
+          compile(layer, {.weights = {{"fc1.weight", Tensor::ones({2}, DType::f64)}}, .session = interp_session()})(x_type);
+        }) == "weight error: weight 'fc1.weight': expected f32 [2], got f64 [2]");
+}
+
+TEST_CASE("the session registry supplies weights and updates are picked up") {
+  auto session = interp_session();
+  session->weights().set("w", Tensor::full({2}, 2.0));
+  auto run = compile([](Tensor x) { return x + F::constant_external("w", TensorLayout(DType::f32, {2})); },
+                     {.session = session})(TensorLayout(DType::f32, {2}));
+  CHECK(run(Tensor::zeros({2})).data<float>()[0] == 2.0f);
+  uint64_t v = session->weights().version("w");
+  session->weights().set("w", Tensor::full({2}, 5.0));
+  CHECK(session->weights().version("w") > v);
+  CHECK(run(Tensor::zeros({2})).data<float>()[0] == 5.0f);
+}
+
+TEST_CASE("every call checks its arguments and names the offender") {
+  TensorLayout s(DType::f32, {"batch", 2});
+  auto run = compile([](Tensor a, std::map<std::string, Tensor> m) { return a + m.at("lo") + m.at("hi"); },
+                     {.session = interp_session()})(s, std::map<std::string, TensorLayout>{{"lo", s}, {"hi", s}});
+  Tensor good = Tensor::ones({4, 2});
+  CHECK(run(good, std::map<std::string, Tensor>{{"lo", good}, {"hi", good}}).data<float>()[0] == 3.0f);
+  CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", Tensor::ones({4, 3})}, {"hi", good}}); }) ==
+        "spec error: argument 1.lo: expected f32 [batch, 2] on cpu:0, got f32 [4, 3] on cpu:0");
+  CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", Tensor::ones({3, 2})}, {"hi", good}}); }) ==
+        "spec error: symbolic dimension 'batch' is 4 in argument 0 but 3 in argument 1.hi");
+  CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", good}}); }).find("tree structure mismatch") !=
+        std::string::npos);
+  CHECK(message_of([&] {
+          run(Tensor::ones({4, 2}, DType::f64), std::map<std::string, Tensor>{{"lo", good}, {"hi", good}});
+        }) == "spec error: argument 0: expected f32 [batch, 2] on cpu:0, got f64 [4, 2] on cpu:0");
+}
+
+TEST_CASE("baked scalars must match at every call") {
+  TensorLayout s(DType::f32, {2});
+  auto run = compile([](Tensor x, int k) { return x * double(k); }, {.session = interp_session()})(s, 2);
+  CHECK(run(Tensor::ones({2}), 2).data<float>()[0] == 2.0f);
+  CHECK(message_of([&] { run(Tensor::ones({2}), 3); }) == "spec error: tree structure mismatch at '1': expected 2, got 3");
+}
+
+TEST_CASE("outputs are rebuilt in the traced structure, non-tensor leaves as traced") {
+  TensorLayout s(DType::f32, {3});
+  auto run = compile([](Tensor x) { return std::make_tuple(x * 2.0, std::string("tag"), std::vector<Tensor>{-x, x}); },
+                     {.session = interp_session()})(s);
+  auto [doubled, tag, pair] = run(Tensor::full({3}, 1.5));
+  CHECK(doubled.data<float>()[2] == 3.0f);
+  CHECK(tag == "tag");
+  CHECK(pair[0].data<float>()[0] == -1.5f);
+  CHECK(pair[1].data<float>()[0] == 1.5f);
+}
+
+TEST_CASE("tensor arguments are never modified; buffers are written in place") {
+  auto run = compile([](Tensor buf, Tensor x) { F::buffer_store(buf, x + 1.0); }, {.session = interp_session()})(
+      BufferLayout(DType::f32, {3}), TensorLayout(DType::f32, {3}));
+  Tensor buf = Tensor::zeros({3}), x = Tensor::full({3}, 4.0);
+  run(buf, x);
+  CHECK(buf.data<float>()[1] == 5.0f);
+  CHECK(x.data<float>()[1] == 4.0f);
+}
+
+TEST_CASE("subgraph calls execute") {
+  auto run = compile(
+      [](Tensor x) {
+        auto block = F::as_subgraph("block", [](Tensor y) { return y * 2.0 + 1.0; });
+        return block(block(x));
+      },
+      {.session = interp_session()})(TensorLayout(DType::f32, {"n"}));
+  Tensor out = run(Tensor::full({5}, 1.0));
+  CHECK(out.data<float>()[4] == 7.0f); // (1*2+1)*2+1
+}
+
+TEST_CASE("one cache entry per signature, with statistics") {
+  auto session = interp_session();
+  auto run = compile([](Tensor x) { return F::exp(x); }, {.name = "expo", .session = session})(
+      TensorLayout(DType::f32, {"batch", 4}));
+  for (int i = 0; i < 3; ++i) run(Tensor::zeros({2, 4}));
+  run(Tensor::zeros({5, 4}));
+  auto stats = session->stats();
+  REQUIRE(stats.size() == 2);
+  uint64_t calls = 0;
+  for (const auto& s : stats) {
+    CHECK(s.callable == "expo");
+    CHECK(s.tier == "interp");
+    calls += s.calls;
+    CHECK(s.median_ms >= 0.0);
+  }
+  CHECK(calls == 4);
+  CHECK(session->stats_table().find("expo") != std::string::npos);
+}
+
+TEST_CASE("the cache evicts least recently used signatures beyond its capacity") {
+  TierPolicy p;
+  p.mode = JitMode::off;
+  auto session = std::make_shared<Session>(p, 2);
+  auto run = compile([](Tensor x) { return x + 1.0; }, {.session = session})(TensorLayout(DType::f32, {"n"}));
+  for (int64_t n : {1, 2, 3}) run(Tensor::zeros({n}));
+  CHECK(session->stats().size() == 2);
+}
+
+TEST_CASE("many threads call one callable at once and agree with a naive loop") {
+  auto run = compile([](Tensor a, Tensor b) { return F::matmul(a, b) + 1.0; }, {.session = interp_session()})(
+      TensorLayout(DType::f32, {"m", 8}), TensorLayout(DType::f32, {8, 3}));
+  Tensor a = Tensor::rand({17, 8}, 1), b = Tensor::rand({8, 3}, 2);
+  std::vector<float> expected(17 * 3);
+  for (int i = 0; i < 17; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double acc = 1.0;
+      for (int k = 0; k < 8; ++k) acc += double(a.data<float>()[i * 8 + k]) * b.data<float>()[k * 3 + j];
+      expected[size_t(i * 3 + j)] = float(acc);
+    }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      for (int it = 0; it < 50; ++it) {
+        Tensor out = run(a, b);
+        for (int i = 0; i < 17 * 3; ++i)
+          if (std::abs(out.data<float>()[i] - expected[size_t(i)]) > 1e-5f) ++mismatches;
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(mismatches.load() == 0);
+}
+
+TEST_CASE("staged graphs compile from their text form") {
+  auto staged = stage([](Tensor x, Tensor y) { return x * y + 2.0; })(TensorLayout(DType::f32, {"n"}),
+                                                                       TensorLayout(DType::f32, {"n"}));
+  StagedGraph parsed = parse_staged(staged.to_mlir());
+  auto run = compile_staged(parsed, {.session = interp_session()});
+  auto out = run(std::vector<Tensor>{Tensor::full({3}, 2.0), Tensor::full({3}, 4.0)});
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].data<float>()[2] == 10.0f);
+}

@@ -1,0 +1,109 @@
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include <cmath>
+#include <cstdint>
+
+using namespace kiln;
+
+TEST_CASE("dtype sizes and MLIR names round trip") {
+  for (DType d : {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64, DType::u8,
+                  DType::boolean})
+    CHECK(parse_dtype(dtype_name(d)) == d);
+  CHECK(dtype_size(DType::f32) == 4);
+  CHECK(dtype_size(DType::bf16) == 2);
+  CHECK(dtype_size(DType::i64) == 8);
+  CHECK(dtype_size(DType::boolean) == 1);
+  CHECK(std::string(dtype_name(DType::boolean)) == "i1");
+  CHECK(std::string(dtype_name(DType::u8)) == "ui8");
+  CHECK_THROWS_WITH_AS(parse_dtype("f12"), "dtype error: unknown dtype 'f12'", Error);
+}
+
+TEST_CASE("symbolic dim names must be identifiers") {
+  CHECK(Dim("batch").is_symbolic());
+  CHECK(Dim("_b2").name() == "_b2");
+  CHECK(Dim(3).is_static());
+  for (const char* bad : {"", "2batch", "bat ch", "b-1", "x.y"}) {
+    CAPTURE(bad);
+    try {
+      Dim d(bad);
+      FAIL("accepted a bad name");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::spec);
+      CHECK(e.message().find("invalid symbolic dimension name '" + std::string(bad) + "'") != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(Dim(-5), Error);
+}
+
+TEST_CASE("layouts print dtype, dims and device") {
+  TensorLayout x(DType::f32, {"batch", 2});
+  CHECK(x.to_string() == "f32 [batch, 2] on cpu:0");
+  BufferLayout b(DType::i64, {3}, CPU());
+  CHECK(b.to_string() == "i64 [3] on cpu:0");
+  CHECK(shape_to_string({}) == "[]");
+}
+
+TEST_CASE("concrete tensors are 64-byte aligned and typed") {
+  Tensor t = Tensor::zeros({3, 5});
+  CHECK(t.is_concrete());
+  CHECK(reinterpret_cast<uintptr_t>(t.raw_data()) % 64 == 0);
+  CHECK(t.dims() == std::vector<int64_t>{3, 5});
+  CHECK(t.numel() == 15);
+  CHECK(t.nbytes() == 60);
+  CHECK(t.data<float>()[14] == 0.0f);
+  CHECK_THROWS_WITH_AS(t.data<int32_t>(), "dtype error: data<i32>() of a tensor of dtype f32", Error);
+}
+
+TEST_CASE("tensor factories fill the values they promise") {
+  Tensor f = Tensor::full({2, 2}, 2.5, DType::f64);
+  CHECK(f.data<double>()[3] == 2.5);
+  Tensor a = Tensor::arange(5, DType::i32);
+  CHECK(a.data<int32_t>()[4] == 4);
+  Tensor r = Tensor::arange(1.0, 2.0, 0.25);
+  CHECK(r.numel() == 4);
+  CHECK(r.data<float>()[3] == doctest::Approx(1.75));
+  Tensor v = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(v.item_as_double(5) == 6.0);
+  CHECK_THROWS_AS(Tensor::from_vector<float>({1, 2}, {3}), Error);
+  Tensor h = Tensor::full({1}, 1.5, DType::f16);
+  CHECK(h.item_as_double(0) == 1.5);
+  Tensor bf = Tensor::full({1}, -3.0, DType::bf16);
+  CHECK(bf.item_as_double(0) == -3.0);
+}
+
+TEST_CASE("rand is deterministic per seed and inside its range") {
+  Tensor a = Tensor::rand({100}, 7, -2.0f, 3.0f), b = Tensor::rand({100}, 7, -2.0f, 3.0f), c = Tensor::rand({100}, 8);
+  bool same = true, differs = false;
+  for (int i = 0; i < 100; ++i) {
+    same = same && a.data<float>()[i] == b.data<float>()[i];
+    differs = differs || a.data<float>()[i] != c.data<float>()[i];
+    CHECK(a.data<float>()[i] >= -2.0f);
+    CHECK(a.data<float>()[i] < 3.0f);
+  }
+  CHECK(same);
+  CHECK(differs);
+}
+
+TEST_CASE("wrap shares user memory without a copy") {
+  std::vector<float> memory{1, 2, 3, 4};
+  Tensor t = Tensor::wrap(memory.data(), {2, 2}, DType::f32);
+  CHECK(t.raw_data() == memory.data());
+  memory[3] = 9;
+  CHECK(t.data<float>()[3] == 9.0f);
+  Tensor c = t.clone();
+  CHECK(c.raw_data() != memory.data());
+  CHECK(c.data<float>()[3] == 9.0f);
+}
+
+TEST_CASE("errors carry their kind and message") {
+  Error e(ErrorKind::weight, "weight 'w' is missing");
+  CHECK(e.kind() == ErrorKind::weight);
+  CHECK(std::string(e.what()) == "weight error: weight 'w' is missing");
+  CHECK(e.message() == "weight 'w' is missing");
+}
+
+TEST_CASE("an undefined tensor is refused with a clear message") {
+  Tensor t;
+  CHECK_FALSE(t.defined());
+  CHECK_THROWS_WITH_AS(t.shape(), "spec error: use of an undefined (default-constructed) Tensor", Error);
+}

@@ -1,0 +1,468 @@
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include "interp/executor.hpp"
+#include "interp/plan.hpp"
+#include "ir/ops.hpp"
+#include "runtime/executable.hpp"
+#include <cmath>
+#include <random>
+#include <thread>
+
+using namespace kiln;
+using interp::InterpreterExecutable;
+using ir::OpKind;
+using ir::ValueId;
+
+namespace {
+
+// Builds a static function by hand; result types come from the op table's inference.
+struct GraphBuilder {
+  std::shared_ptr<ir::Function> fn = std::make_shared<ir::Function>();
+
+  ValueId arg(const std::vector<int64_t>& dims, bool buffer = false) {
+    return fn->add_arg(ir::ValueType{DType::f32, shape_from_dims(dims), buffer});
+  }
+  std::vector<ValueId> ops(OpKind kind, const std::vector<ValueId>& operands, ir::Attrs attrs = {}) {
+    std::vector<ir::ValueType> types;
+    for (ValueId v : operands) types.push_back(fn->type_of(v));
+    std::vector<ir::ValueType> results = ir::infer_op(kind, types, attrs, {});
+    ir::OpId id = fn->add_op(kind, operands, results, std::move(attrs));
+    return fn->ops[id].results;
+  }
+  ValueId op(OpKind kind, const std::vector<ValueId>& operands, ir::Attrs attrs = {}) {
+    return ops(kind, operands, std::move(attrs)).at(0);
+  }
+  ValueId constant(const Tensor& value) {
+    return op(OpKind::constant, {}, {{"value", ir::Attr::of_tensor(value)}});
+  }
+  ValueId weight(const std::string& name, const std::vector<int64_t>& dims) {
+    ir::ValueType type{DType::f32, shape_from_dims(dims), false};
+    ir::OpId id = fn->add_op(OpKind::constant_external, {}, {type}, {{"name", ir::Attr::of_string(name)}});
+    return fn->ops[id].results.at(0);
+  }
+  InterpreterExecutable build(const runtime::WeightMap& weights = {}) const { return {fn, weights}; }
+};
+
+std::vector<float> values_of(const Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
+// Distinct, non-trivial values: 0.1 * (i + 1) * sign alternating, offset by `seed`.
+Tensor sample(const std::vector<int64_t>& dims, float seed = 0.0f) {
+  Tensor t = Tensor::empty(dims);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = seed + 0.1f * float(i + 1) * (i % 2 ? -1.0f : 1.0f);
+  return t;
+}
+
+void check_close(const Tensor& actual, const std::vector<float>& expected, float tolerance = 1e-5f) {
+  REQUIRE(actual.numel() == int64_t(expected.size()));
+  std::vector<float> got = values_of(actual);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    INFO("element " << i);
+    CHECK(std::fabs(got[i] - expected[i]) <= tolerance * std::max(1.0f, std::fabs(expected[i])));
+  }
+}
+
+std::vector<float> map(const std::vector<float>& a, float (*fn)(float)) {
+  std::vector<float> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = fn(a[i]);
+  return out;
+}
+
+// Blocks that are live at the same op must not share a byte.
+void check_no_conflicts(std::span<const interp::LiveInterval> intervals, const interp::ArenaLayout& layout) {
+  for (size_t a = 0; a < intervals.size(); ++a) {
+    CHECK(layout.offsets[a] % interp::kArenaAlignment == 0);
+    CHECK(layout.offsets[a] + intervals[a].bytes <= layout.peak_bytes);
+    for (size_t b = a + 1; b < intervals.size(); ++b) {
+      bool live_together = intervals[a].first <= intervals[b].last && intervals[b].first <= intervals[a].last;
+      bool share_bytes = layout.offsets[a] < layout.offsets[b] + intervals[b].bytes &&
+                         layout.offsets[b] < layout.offsets[a] + intervals[a].bytes;
+      if (live_together && intervals[a].bytes && intervals[b].bytes) CHECK_FALSE(share_bytes);
+    }
+  }
+}
+
+} // namespace
+
+TEST_CASE("arena planner shares memory between blocks that are never live together") {
+  std::vector<interp::LiveInterval> intervals{{100, 0, 1}, {100, 2, 3}, {100, 4, 5}};
+  interp::ArenaLayout layout = interp::plan_arena(intervals);
+  CHECK(layout.offsets == std::vector<size_t>{0, 0, 0});
+  CHECK(layout.peak_bytes == 128); // 100 rounded up to the 64-byte alignment
+}
+
+TEST_CASE("arena planner separates blocks that are live together and aligns them") {
+  std::vector<interp::LiveInterval> intervals{{100, 0, 2}, {10, 1, 3}, {64, 2, 2}};
+  interp::ArenaLayout layout = interp::plan_arena(intervals);
+  check_no_conflicts(intervals, layout);
+  CHECK(layout.peak_bytes == 128 + 64 + 64);
+}
+
+TEST_CASE("arena planner places a small block into a freed gap (best fit)") {
+  // A (256) and B (64) live early; C (128) and D (64) later reuse their space.
+  std::vector<interp::LiveInterval> intervals{{256, 0, 1}, {64, 0, 3}, {128, 2, 3}, {64, 2, 3}};
+  interp::ArenaLayout layout = interp::plan_arena(intervals);
+  check_no_conflicts(intervals, layout);
+  CHECK(layout.peak_bytes == 256 + 64);
+}
+
+TEST_CASE("arena planner never overlaps live blocks on random interval sets") {
+  std::mt19937 gen(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<interp::LiveInterval> intervals;
+    size_t live_sum_upper = 0;
+    for (int i = 0; i < 30; ++i) {
+      int64_t first = int64_t(gen() % 40);
+      intervals.push_back({size_t(gen() % 5000), first, first + int64_t(gen() % 10)});
+      live_sum_upper += (intervals.back().bytes + 63) / 64 * 64;
+    }
+    interp::ArenaLayout layout = interp::plan_arena(intervals);
+    check_no_conflicts(intervals, layout);
+    CHECK(layout.peak_bytes <= live_sum_upper);
+  }
+}
+
+TEST_CASE("a long chain of same-size elementwise ops needs two arena buffers, not one per op") {
+  GraphBuilder g;
+  ValueId x = g.arg({256});
+  ValueId v = g.op(OpKind::add, {x, x});
+  const int chain = 20;
+  for (int i = 0; i < chain; ++i) v = g.op(OpKind::add, {v, x});
+  g.fn->outputs = {g.op(OpKind::neg, {v})};
+  InterpreterExecutable exe = g.build();
+  const size_t buffer = 256 * sizeof(float);
+  CHECK(exe.arena_bytes() >= 2 * buffer); // an op's input and output are live together
+  CHECK(exe.arena_bytes() <= 3 * buffer);
+
+  Tensor input = sample({256});
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {});
+  std::vector<float> expected = values_of(input);
+  for (float& e : expected) e = -float(chain + 2) * e;
+  check_close(out.at(0), expected);
+}
+
+TEST_CASE("a chain of add, mul and exp computes exp(x * y + x)") {
+  GraphBuilder g;
+  ValueId x = g.arg({2, 3});
+  ValueId y = g.arg({2, 3});
+  g.fn->outputs = {g.op(OpKind::exp, {g.op(OpKind::add, {g.op(OpKind::mul, {x, y}), x})})};
+  InterpreterExecutable exe = g.build();
+
+  Tensor a = sample({2, 3}), b = sample({2, 3}, 0.5f);
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{a, b}, {});
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].dims() == std::vector<int64_t>{2, 3});
+  std::vector<float> va = values_of(a), vb = values_of(b), expected(6);
+  for (size_t i = 0; i < 6; ++i) expected[i] = std::exp(va[i] * vb[i] + va[i]);
+  check_close(out[0], expected);
+}
+
+TEST_CASE("a diamond DAG reads a shared value from both branches") {
+  GraphBuilder g;
+  ValueId x = g.arg({4});
+  ValueId top = g.op(OpKind::exp, {x});
+  ValueId left = g.op(OpKind::add, {top, top});
+  ValueId right = g.op(OpKind::mul, {top, x});
+  g.fn->outputs = {g.op(OpKind::sub, {left, right})};
+  InterpreterExecutable exe = g.build();
+
+  Tensor input = sample({4});
+  std::vector<float> vx = values_of(input), expected(4);
+  for (size_t i = 0; i < 4; ++i) expected[i] = 2 * std::exp(vx[i]) - std::exp(vx[i]) * vx[i];
+  check_close(exe.run(std::vector<Tensor>{input}, {}).at(0), expected);
+}
+
+TEST_CASE("a graph output that is an input comes back as a copy") {
+  GraphBuilder g;
+  ValueId x = g.arg({3});
+  g.fn->outputs = {x, g.op(OpKind::add, {x, x})};
+  InterpreterExecutable exe = g.build();
+
+  Tensor input = sample({3});
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].raw_data() != input.raw_data());
+  CHECK(values_of(out[0]) == values_of(input));
+  out[0].data<float>()[0] = 42.0f;
+  CHECK(input.data<float>()[0] == doctest::Approx(0.1f));
+  check_close(out[1], {0.2f, -0.4f, 0.6f});
+}
+
+TEST_CASE("a value listed twice among the outputs gives two distinct tensors") {
+  GraphBuilder g;
+  ValueId x = g.arg({3});
+  ValueId y = g.op(OpKind::neg, {x});
+  g.fn->outputs = {y, y};
+  InterpreterExecutable exe = g.build();
+
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{sample({3})}, {});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].raw_data() != out[1].raw_data());
+  check_close(out[0], {-0.1f, 0.2f, -0.3f});
+  check_close(out[1], {-0.1f, 0.2f, -0.3f});
+}
+
+TEST_CASE("constants and weights are bound without a copy and copied only into outputs") {
+  Tensor constant = Tensor::from_vector<float>({1, 2, 3}, {3});
+  Tensor weight = Tensor::from_vector<float>({10, 20, 30}, {3});
+  GraphBuilder g;
+  ValueId x = g.arg({3});
+  ValueId c = g.constant(constant);
+  ValueId w = g.weight("w", {3});
+  g.fn->outputs = {g.op(OpKind::add, {g.op(OpKind::mul, {x, w}), c}), c, w};
+  InterpreterExecutable exe = g.build({{"w", weight}});
+
+  std::vector<const void*> bound_data;
+  runtime::OpHooks hooks;
+  hooks.after = [&](size_t, const ir::Op& op, std::span<const Tensor>, std::span<const Tensor> outputs) {
+    if (op.kind == OpKind::constant || op.kind == OpKind::constant_external)
+      bound_data.push_back(outputs[0].raw_data());
+  };
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{Tensor::ones({3})}, {.hooks = &hooks});
+  CHECK(bound_data == std::vector<const void*>{constant.raw_data(), weight.raw_data()});
+  check_close(out.at(0), {11, 22, 33});
+  CHECK(values_of(out.at(1)) == std::vector<float>{1, 2, 3});
+  CHECK(values_of(out.at(2)) == std::vector<float>{10, 20, 30});
+  CHECK(out[1].raw_data() != constant.raw_data());
+  CHECK(out[2].raw_data() != weight.raw_data());
+}
+
+TEST_CASE("buffer_store writes the caller's buffer tensor in place") {
+  GraphBuilder g;
+  ValueId buffer = g.arg({3}, true);
+  ValueId x = g.arg({3});
+  ValueId doubled = g.op(OpKind::add, {x, x});
+  g.ops(OpKind::buffer_store, {buffer, doubled});
+  g.fn->outputs = {doubled};
+  InterpreterExecutable exe = g.build();
+
+  Tensor state = Tensor::zeros({3});
+  const void* before = state.raw_data();
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{state, sample({3})}, {});
+  CHECK(state.raw_data() == before);
+  check_close(state, {0.2f, -0.4f, 0.6f});
+  check_close(out.at(0), {0.2f, -0.4f, 0.6f});
+}
+
+TEST_CASE("split hands each of its results to its own consumer") {
+  GraphBuilder g;
+  ValueId x = g.arg({2, 3});
+  std::vector<ValueId> parts =
+      g.ops(OpKind::split, {x}, {{"axis", ir::Attr::of_int(1)}, {"sizes", ir::Attr::of_ints({1, 2})}});
+  REQUIRE(parts.size() == 2);
+  g.fn->outputs = {parts[0], g.op(OpKind::neg, {parts[1]})};
+  InterpreterExecutable exe = g.build();
+
+  Tensor input = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].dims() == std::vector<int64_t>{2, 1});
+  CHECK(values_of(out[0]) == std::vector<float>{1, 4});
+  CHECK(out[1].dims() == std::vector<int64_t>{2, 2});
+  CHECK(values_of(out[1]) == std::vector<float>{-2, -3, -5, -6});
+}
+
+TEST_CASE("reshape inside the graph reads its input's memory; a reshaped output is fresh") {
+  GraphBuilder g;
+  ValueId x = g.arg({2, 3});
+  ValueId e = g.op(OpKind::exp, {x});
+  ValueId inner = g.op(OpKind::reshape, {e}, {{"shape", ir::Attr::of_shape({3, 2})}});
+  ValueId sum = g.op(OpKind::add, {inner, inner});
+  ValueId outer = g.op(OpKind::reshape, {sum}, {{"shape", ir::Attr::of_shape({6})}});
+  g.fn->outputs = {outer};
+  InterpreterExecutable exe = g.build();
+  CHECK(exe.plan().values()[inner].storage == interp::Storage::alias);
+  CHECK(exe.plan().values()[outer].storage == interp::Storage::output);
+
+  std::vector<std::pair<const void*, const void*>> reshapes; // (input, output) memory
+  runtime::OpHooks hooks;
+  hooks.after = [&](size_t, const ir::Op& op, std::span<const Tensor> in, std::span<const Tensor> out) {
+    if (op.kind == OpKind::reshape) reshapes.emplace_back(in[0].raw_data(), out[0].raw_data());
+  };
+  Tensor input = sample({2, 3});
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {.hooks = &hooks});
+  REQUIRE(reshapes.size() == 2);
+  CHECK(reshapes[0].first == reshapes[0].second);
+  CHECK(reshapes[1].first != reshapes[1].second);
+  CHECK(out.at(0).dims() == std::vector<int64_t>{6});
+  std::vector<float> expected = map(values_of(input), [](float v) { return 2 * std::exp(v); });
+  check_close(out[0], expected);
+}
+
+TEST_CASE("eight threads running one executable get identical results") {
+  GraphBuilder g;
+  ValueId x = g.arg({64});
+  ValueId y = g.arg({64});
+  ValueId a = g.op(OpKind::mul, {x, y});
+  ValueId b = g.op(OpKind::exp, {g.op(OpKind::neg, {a})});
+  g.fn->outputs = {g.op(OpKind::add, {g.op(OpKind::sub, {b, x}), y}), a};
+  InterpreterExecutable exe = g.build();
+
+  const int threads = 8, iterations = 300;
+  std::vector<std::vector<Tensor>> inputs(threads), reference(threads);
+  for (int t = 0; t < threads; ++t) {
+    inputs[t] = {sample({64}, float(t) * 0.25f), sample({64}, 1.0f - float(t) * 0.125f)};
+    reference[t] = exe.run(inputs[t], {});
+  }
+  std::vector<int> mismatches(threads, 0);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      for (int i = 0; i < iterations; ++i) {
+        std::vector<Tensor> out = exe.run(inputs[t], {});
+        for (size_t k = 0; k < out.size(); ++k)
+          if (values_of(out[k]) != values_of(reference[t][k])) ++mismatches[t];
+      }
+    });
+  for (std::thread& w : workers) w.join();
+  CHECK(mismatches == std::vector<int>(threads, 0));
+  // Distinct inputs give distinct results, so a shared arena would have shown up as mismatches.
+  CHECK(values_of(reference[0][0]) != values_of(reference[1][0]));
+}
+
+TEST_CASE("hooks run once per op, in order, with the op's shapes") {
+  GraphBuilder g;
+  ValueId x = g.arg({2, 3});
+  ValueId w = g.arg({3, 4});
+  ValueId m = g.op(OpKind::matmul, {x, w});
+  g.fn->outputs = {g.op(OpKind::reduce_sum, {m},
+                        {{"axes", ir::Attr::of_ints({1})}, {"keepdims", ir::Attr::of_bool(false)}})};
+  InterpreterExecutable exe = g.build();
+
+  struct Call {
+    std::string when;
+    size_t index;
+    OpKind kind;
+    std::vector<std::vector<int64_t>> dims;
+  };
+  std::vector<Call> calls;
+  runtime::OpHooks hooks;
+  hooks.before = [&](size_t index, const ir::Op& op, std::span<const Tensor> in) {
+    Call call{"before", index, op.kind, {}};
+    for (const Tensor& t : in) call.dims.push_back(t.dims());
+    calls.push_back(call);
+  };
+  hooks.after = [&](size_t index, const ir::Op& op, std::span<const Tensor> in, std::span<const Tensor> out) {
+    Call call{"after", index, op.kind, {}};
+    for (const Tensor& t : in) call.dims.push_back(t.dims());
+    for (const Tensor& t : out) call.dims.push_back(t.dims());
+    calls.push_back(call);
+  };
+  Tensor lhs = Tensor::ones({2, 3}), rhs = Tensor::ones({3, 4});
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{lhs, rhs}, {.hooks = &hooks});
+  REQUIRE(calls.size() == 4);
+  using Dims = std::vector<std::vector<int64_t>>;
+  CHECK((calls[0].when == "before" && calls[0].index == 0 && calls[0].kind == OpKind::matmul));
+  CHECK(calls[0].dims == Dims{{2, 3}, {3, 4}});
+  CHECK((calls[1].when == "after" && calls[1].index == 0));
+  CHECK(calls[1].dims == Dims{{2, 3}, {3, 4}, {2, 4}});
+  CHECK((calls[2].when == "before" && calls[2].index == 1 && calls[2].kind == OpKind::reduce_sum));
+  CHECK((calls[3].when == "after" && calls[3].index == 1));
+  CHECK(calls[3].dims == Dims{{2, 4}, {2}});
+  check_close(out.at(0), {12, 12});
+}
+
+TEST_CASE("preserved keeps an owning copy of every value, arguments included") {
+  GraphBuilder g;
+  ValueId x = g.arg({3});
+  ValueId c = g.constant(Tensor::from_vector<float>({1, 1, 1}, {3}));
+  ValueId a = g.op(OpKind::add, {x, c});
+  ValueId b = g.op(OpKind::mul, {a, a});
+  ValueId d = g.op(OpKind::neg, {b});
+  g.fn->outputs = {d};
+  InterpreterExecutable exe = g.build();
+
+  Tensor input = Tensor::from_vector<float>({1, 2, 3}, {3});
+  std::vector<Tensor> preserved{Tensor::ones({1})}; // stale contents are replaced
+  exe.run(std::vector<Tensor>{input}, {.preserved = &preserved});
+  REQUIRE(preserved.size() == g.fn->values.size());
+  CHECK(preserved[x].raw_data() != input.raw_data());
+  CHECK(values_of(preserved[x]) == std::vector<float>{1, 2, 3});
+  CHECK(values_of(preserved[c]) == std::vector<float>{1, 1, 1});
+  CHECK(values_of(preserved[a]) == std::vector<float>{2, 3, 4});
+  CHECK(values_of(preserved[b]) == std::vector<float>{4, 9, 16});
+  CHECK(values_of(preserved[d]) == std::vector<float>{-4, -9, -16});
+  // Later calls reuse the arena; preserved copies must not change with it.
+  exe.run(std::vector<Tensor>{Tensor::zeros({3})}, {});
+  CHECK(values_of(preserved[b]) == std::vector<float>{4, 9, 16});
+}
+
+TEST_CASE("the interp tier is registered and describes its executable") {
+  const runtime::ExecutableFactory* factory = runtime::find_tier("interp");
+  REQUIRE(factory != nullptr);
+  GraphBuilder g;
+  ValueId x = g.arg({2});
+  g.fn->outputs = {g.op(OpKind::relu, {g.op(OpKind::neg, {x})})};
+  std::unique_ptr<runtime::Executable> exe = (*factory)(g.fn, {});
+  CHECK(exe->tier() == "interp");
+  CHECK(exe->ops_per_lowering() == std::map<std::string, int>{{"interp", 2}});
+  CHECK(&exe->graph() == g.fn.get());
+  std::vector<Tensor> out = exe->run(std::vector<Tensor>{Tensor::from_vector<float>({-1, 2}, {2})}, {});
+  CHECK(values_of(out.at(0)) == std::vector<float>{1, 0});
+}
+
+TEST_CASE("the plan refuses graphs the interpreter cannot run, naming the problem") {
+  SUBCASE("symbolic dims") {
+    auto fn = std::make_shared<ir::Function>();
+    fn->name = "f";
+    ValueId x = fn->add_arg(ir::ValueType{DType::f32, {"batch", 2}, false});
+    fn->outputs = {x};
+    CHECK_THROWS_WITH_AS(InterpreterExecutable(fn, {}), doctest::Contains("%0 has type f32 [batch, 2]"),
+                         Error);
+  }
+  SUBCASE("a missing weight") {
+    GraphBuilder g;
+    g.fn->outputs = {g.weight("missing", {2})};
+    try {
+      g.build();
+      FAIL("expected a weight error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::weight);
+      CHECK(e.message().find("'missing'") != std::string::npos);
+    }
+  }
+  SUBCASE("a weight of the wrong shape") {
+    GraphBuilder g;
+    g.fn->outputs = {g.weight("w", {2})};
+    CHECK_THROWS_AS(g.build({{"w", Tensor::ones({3})}}), Error);
+  }
+  SUBCASE("a custom op") {
+    GraphBuilder g;
+    ValueId x = g.arg({2});
+    g.fn->add_op(OpKind::custom, {x}, {g.fn->type_of(x)}, {{"op", ir::Attr::of_string("my_op")}});
+    try {
+      g.build();
+      FAIL("expected an unsupported error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::unsupported);
+      CHECK(e.message().find("my_op") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a call with the wrong number of inputs is refused") {
+  GraphBuilder g;
+  ValueId x = g.arg({2});
+  g.fn->outputs = {g.op(OpKind::neg, {x})};
+  InterpreterExecutable exe = g.build();
+  CHECK_THROWS_AS(exe.run(std::vector<Tensor>{}, {}), Error);
+}
+
+TEST_CASE("eager add of two concrete tensors runs at once through the interpreter") {
+  Tensor sum = F::add(Tensor::ones({3}), Tensor::ones({3}));
+  REQUIRE(sum.is_concrete());
+  CHECK(sum.dims() == std::vector<int64_t>{3});
+  CHECK(values_of(sum) == std::vector<float>{2, 2, 2});
+}
+
+TEST_CASE("eager mode runs multi-result ops and returns constants as they are") {
+  std::vector<Tensor> parts = F::split(Tensor::arange(5), {2, 3}, 0);
+  REQUIRE(parts.size() == 2);
+  CHECK(values_of(parts[0]) == std::vector<float>{0, 1});
+  CHECK(values_of(parts[1]) == std::vector<float>{2, 3, 4});
+  Tensor value = Tensor::from_vector<float>({5, 6}, {2});
+  CHECK(values_of(F::constant(value)) == std::vector<float>{5, 6});
+}

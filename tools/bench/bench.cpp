@@ -1,0 +1,138 @@
+#include "bench/bench.hpp"
+#include "cli/summary.hpp"
+#include "cli/tier_option.hpp"
+#include "io/atomic_file.hpp"
+#include "workloads.hpp"
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <kiln/kiln.hpp>
+#include <nlohmann/json.hpp>
+
+namespace kiln::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kWeightSeed = 2024, kInputSeed = 11;
+constexpr int kWarmupCalls = 3;
+constexpr int kMinTimedCalls = 5;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+struct CaseResult {
+  std::string workload;
+  std::vector<int64_t> input_dims;
+  double build_ms = 0;      // tracing plus weight binding: compile(...)(spec)
+  double first_call_ms = 0; // specialisation and executable building included
+  double median_ms = 0;
+  size_t timed_calls = 0;
+  SignatureStats stats{};
+};
+
+// One workload at one input shape, in a session of its own so the statistics are the case's alone.
+CaseResult bench_case(const std::string& name, const std::vector<int64_t>& dims,
+                      const std::map<std::string, Tensor>& weights, const TierPolicy& policy, double time_s) {
+  CaseResult result{name, dims};
+  auto session = std::make_shared<Session>(policy);
+  session->weights().set_all(weights);
+  auto forward = [name](const Tensor& x) { return workload_forward(name, x); };
+  auto start = Clock::now();
+  CompileOptions compile_options;
+  compile_options.name = name;
+  compile_options.session = session;
+  auto callable = compile(forward, compile_options)(workload_input_layout(name));
+  result.build_ms = ms_since(start);
+
+  const Tensor x = Tensor::randn(dims, kInputSeed);
+  start = Clock::now();
+  callable(x);
+  result.first_call_ms = ms_since(start);
+  for (int i = 0; i < kWarmupCalls; ++i)
+    callable(x);
+  session->wait_for_promotions();
+
+  std::vector<double> timed_ms;
+  const auto timing_start = Clock::now();
+  while (timed_ms.size() < size_t(kMinTimedCalls) || ms_since(timing_start) < time_s * 1e3) {
+    start = Clock::now();
+    callable(x);
+    timed_ms.push_back(ms_since(start));
+  }
+  result.median_ms = median(timed_ms);
+  result.timed_calls = timed_ms.size();
+  result.stats = session->stats().at(0);
+  return result;
+}
+
+std::string lowerings_text(const std::map<std::string, int>& ops_per_lowering) {
+  std::string text;
+  for (const auto& [lowering, ops] : ops_per_lowering)
+    text += (text.empty() ? "" : " ") + lowering + ":" + std::to_string(ops);
+  return text.empty() ? "-" : text;
+}
+
+void print_table(const std::vector<CaseResult>& results, std::ostream& out) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-8s %-18s %-6s %10s %10s %7s %11s %9s  %s\n", "workload", "input", "tier",
+                "first ms", "median ms", "calls", "arena KiB", "jit ms", "ops per lowering");
+  out << line;
+  for (const CaseResult& r : results) {
+    std::snprintf(line, sizeof line, "%-8s %-18s %-6s %10.3f %10.4f %7zu %11.1f %9.2f  %s\n", r.workload.c_str(),
+                  shape_to_string(shape_from_dims(r.input_dims)).c_str(), r.stats.tier.c_str(), r.first_call_ms,
+                  r.median_ms, r.timed_calls, double(r.stats.arena_bytes) / 1024.0, r.stats.jit_compile_ms,
+                  lowerings_text(r.stats.ops_per_lowering).c_str());
+    out << line;
+    if (!r.stats.jit_error.empty())
+      out << "  (" << r.workload << ": JIT promotion failed: " << r.stats.jit_error << ")\n";
+  }
+}
+
+nlohmann::json to_json(const BenchOptions& options, const std::vector<CaseResult>& results) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const CaseResult& r : results)
+    cases.push_back({{"workload", r.workload},
+                     {"input", r.input_dims},
+                     {"batch", r.input_dims.at(0)},
+                     {"tier", r.stats.tier},
+                     {"build_ms", r.build_ms},
+                     {"first_call_ms", r.first_call_ms},
+                     {"median_ms", r.median_ms},
+                     {"timed_calls", r.timed_calls},
+                     {"arena_peak_bytes", r.stats.arena_bytes},
+                     {"interp_compile_ms", r.stats.interp_compile_ms},
+                     {"jit_compile_ms", r.stats.jit_compile_ms},
+                     {"ops_per_lowering", r.stats.ops_per_lowering},
+                     {"jit_error", r.stats.jit_error}});
+  return {{"tier", options.tier}, {"threads", options.threads}, {"time_s", options.time_s}, {"cases", cases}};
+}
+
+} // namespace
+
+void run_bench(const BenchOptions& options, std::ostream& out) {
+  if (options.threads < 1) throw Error(ErrorKind::spec, "--threads must be at least 1");
+  if (!(options.time_s > 0)) throw Error(ErrorKind::spec, "--time-s must be positive");
+  // The interpreter reads the thread count once, at its first kernel call: set it before any run.
+  setenv("KILN_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
+  const TierPolicy policy = tier_policy(options.tier);
+  const std::vector<std::string>& names = options.workloads.empty() ? workload_names() : options.workloads;
+  for (const std::string& name : names)
+    check_workload_name(name);
+
+  std::vector<CaseResult> results;
+  for (const std::string& name : names) {
+    const std::map<std::string, Tensor> weights = deterministic_weights(name, kWeightSeed);
+    for (const std::vector<int64_t>& dims : benchmark_input_dims(name))
+      results.push_back(bench_case(name, dims, weights, policy, options.time_s));
+  }
+  print_table(results, out);
+  if (options.json_path.empty()) return;
+  const std::string text = to_json(options, results).dump(1) + "\n";
+  io::write_file_atomic(options.json_path, [&](std::ostream& os) { os << text; });
+  out << "wrote " << options.json_path << "\n";
+}
+
+} // namespace kiln::tools

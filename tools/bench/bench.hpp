@@ -1,0 +1,20 @@
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kiln::tools {
+
+struct BenchOptions {
+  std::vector<std::string> workloads; // empty: all four
+  std::string tier = "interp";
+  int threads = 2;       // the peers of WORKLOADS.md are measured with 2 threads
+  std::string json_path; // empty: no JSON file
+  double time_s = 2.0;   // timed calls per case run for about this long
+};
+
+// `kiln bench`: times every benchmark case of the chosen workloads (random weights and inputs: the
+// timings do not depend on the values), prints a table and optionally writes it as JSON.
+void run_bench(const BenchOptions& options, std::ostream& out);
+
+} // namespace kiln::tools

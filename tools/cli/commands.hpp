@@ -1,0 +1,44 @@
+#pragma once
+// The `kiln` subcommands, callable in-process (the demo runs `kiln run`'s code path this way).
+#include <kiln/tensor.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kiln::tools {
+
+struct RunOptions {
+  std::string graph_path;
+  std::vector<std::string> weights_paths; // safetensors files loaded into the session's registry
+  std::vector<std::string> inputs;        // "NAME=FILE.npy", NAME an argument index: 0, 1, ... or arg0, arg1, ...
+  std::string output_path;                // first output; output i > 0 goes to <stem>_<i>.npy
+  int repeat = 1;
+  bool print_stats = false;
+  std::string tier = "auto";
+};
+
+struct RunResult {
+  std::vector<Tensor> outputs;
+  std::vector<std::string> output_paths;
+  std::vector<double> latencies_ms; // one per repetition
+  std::string stats_table;          // filled when print_stats was asked for
+  std::string tier_note;            // why the JIT tier did not serve when --tier jit asked for it
+};
+
+// Loads the graph, weights and inputs, runs the graph `repeat` times and writes the outputs of the
+// last run. Every check happens before the first output file is written.
+RunResult run_graph_file(const RunOptions& options);
+
+// output_path for output 0, "<stem>_<i><ext>" for output i: out.npy, out_1.npy, ...
+std::string output_path_for(const std::string& output_path, size_t index);
+
+// `kiln print`: the graph parsed and printed back.
+void print_graph_file(const std::string& path, std::ostream& out);
+// `kiln verify`: "ok: N ops" (ops of every function); throws on a parse or verification error.
+void verify_graph_file(const std::string& path, std::ostream& out);
+
+// `kiln demo`: stages the mlp workload, writes it with its weights to a fresh temporary folder, runs
+// it in-process and through run_graph_file, and returns 0 when both agree to 1e-6.
+int run_demo(std::ostream& out);
+
+} // namespace kiln::tools

@@ -1,0 +1,112 @@
+#include "cli/commands.hpp"
+#include "cli/tier_option.hpp"
+#include "ir/graph.hpp"
+#include <chrono>
+#include <filesystem>
+#include <kiln/compile.hpp>
+#include <kiln/io.hpp>
+#include <kiln/session.hpp>
+
+namespace kiln::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// "3" or "arg3" -> 3; anything else is refused naming the --input value.
+size_t argument_index(const std::string& name, const std::string& input_spec) {
+  const std::string digits = name.rfind("arg", 0) == 0 ? name.substr(3) : name;
+  const bool numeric =
+      !digits.empty() && digits.size() < 10 && digits.find_first_not_of("0123456789") == std::string::npos;
+  if (!numeric)
+    throw Error(ErrorKind::spec, "--input '" + input_spec +
+                                     "': NAME must be an argument index (0, 1, ... or arg0, "
+                                     "arg1, ...), got '" +
+                                     name + "'");
+  return std::stoul(digits);
+}
+
+// Refuses an input whose dtype, rank or static dims differ from the graph argument, naming its file.
+void check_input(const Tensor& input, const ir::ValueType& expected, size_t index, const std::string& path) {
+  bool matches = input.dtype() == expected.dtype && input.rank() == expected.rank();
+  for (size_t d = 0; matches && d < expected.shape.size(); ++d)
+    matches = expected.shape[d].is_symbolic() || expected.shape[d].size() == input.shape()[d].size();
+  if (!matches)
+    throw Error(ErrorKind::shape, "input " + std::to_string(index) + " (" + path + "): expected " +
+                                      ir::type_to_string(expected) + ", got " + dtype_name(input.dtype()) + " " +
+                                      shape_to_string(input.shape()));
+}
+
+// One tensor per graph argument, in argument order, from the NAME=FILE.npy specs.
+std::vector<Tensor> load_inputs(const std::vector<std::string>& specs, const ir::Function& entry) {
+  const size_t count = entry.args.size();
+  std::vector<Tensor> inputs(count);
+  std::vector<std::string> sources(count);
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw Error(ErrorKind::spec, "--input '" + spec + "': expected NAME=FILE.npy");
+    const std::string path = spec.substr(eq + 1);
+    const size_t index = argument_index(spec.substr(0, eq), spec);
+    if (index >= count)
+      throw Error(ErrorKind::spec, "--input '" + spec + "': the graph has " + std::to_string(count) + " argument(s)");
+    if (!sources[index].empty())
+      throw Error(ErrorKind::spec,
+                  "argument " + std::to_string(index) + " is given twice: " + sources[index] + " and " + path);
+    inputs[index] = load_npy(path);
+    sources[index] = path;
+    check_input(inputs[index], entry.type_of(entry.args[index]), index, path);
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (!inputs[i].defined())
+      throw Error(ErrorKind::spec, "no --input for graph argument " + std::to_string(i) + " (" +
+                                       ir::type_to_string(entry.type_of(entry.args[i])) +
+                                       "): pass one --input NAME=FILE.npy per argument");
+  return inputs;
+}
+
+// Why a signature asked to run on the JIT tier is served by the interpreter, or "" when it is not.
+std::string jit_refusal(const Session& session) {
+  for (const SignatureStats& s : session.stats())
+    if (s.tier != "jit")
+      return "the JIT tier did not take " + s.callable + "(" + s.signature + "), the interpreter ran it" +
+             (s.jit_error.empty() ? std::string() : ": " + s.jit_error);
+  return "";
+}
+
+} // namespace
+
+std::string output_path_for(const std::string& output_path, size_t index) {
+  if (index == 0) return output_path;
+  std::filesystem::path path(output_path);
+  const std::string extension = path.extension().string();
+  return path.replace_filename(path.stem().string() + "_" + std::to_string(index) + extension).string();
+}
+
+RunResult run_graph_file(const RunOptions& options) {
+  if (options.repeat < 1) throw Error(ErrorKind::spec, "--repeat must be at least 1");
+  StagedGraph graph = load_staged(options.graph_path);
+  auto session = std::make_shared<Session>(tier_policy(options.tier));
+  for (const std::string& path : options.weights_paths)
+    session->weights().load_safetensors(path);
+  CompileOptions compile_options;
+  compile_options.session = session;
+  auto callable = compile_staged(graph, compile_options);
+  const std::vector<Tensor> inputs = load_inputs(options.inputs, graph.graph().entry());
+
+  RunResult result;
+  for (int i = 0; i < options.repeat; ++i) {
+    const auto start = Clock::now();
+    result.outputs = callable(inputs);
+    result.latencies_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    result.output_paths.push_back(output_path_for(options.output_path, i));
+    save_npy(result.output_paths.back(), result.outputs[i]);
+  }
+  if (options.print_stats) result.stats_table = session->stats_table();
+  if (options.tier == "jit") result.tier_note = jit_refusal(*session);
+  return result;
+}
+
+} // namespace kiln::tools
