@@ -54,12 +54,13 @@ std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> 
 } // namespace
 
 InterpreterExecutable::InterpreterExecutable(std::shared_ptr<const ir::Function> graph,
-                                             const runtime::WeightMap& weights)
-    : plan_(std::move(graph), weights) {}
+                                             const runtime::WeightMap& weights, ExecutableOptions options)
+    : options_(std::move(options)), plan_(std::move(graph), weights, &options_.runners) {}
 
 InterpreterExecutable::~InterpreterExecutable() = default;
 
 std::map<std::string, int> InterpreterExecutable::ops_per_lowering() const {
+  if (!options_.ops_per_lowering.empty()) return options_.ops_per_lowering;
   return {{"interp", int(plan_.graph().ops.size())}};
 }
 
@@ -121,6 +122,7 @@ void InterpreterExecutable::run_step(CallState& state, const PlanStep& step, siz
     if (bytes) std::memmove(inputs[0].data, inputs[1].data, bytes);
     break;
   }
+  case StepKind::runner: step.runner->run(inputs, outputs); break;
   case StepKind::bind:
   case StepKind::alias: break;
   }

@@ -12,11 +12,12 @@ namespace kiln::interp {
 // (and its per-call views) from a pool, so a warm call allocates only the tensors it returns.
 class InterpreterExecutable final : public runtime::Executable {
 public:
-  InterpreterExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights);
+  InterpreterExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
+                        ExecutableOptions options = {});
   ~InterpreterExecutable() override;
 
   std::vector<Tensor> run(std::span<const Tensor> inputs, const runtime::RunOptions& options) const override;
-  std::string_view tier() const override { return "interp"; }
+  std::string_view tier() const override { return options_.tier; }
   size_t arena_bytes() const override { return plan_.arena_bytes(); }
   std::map<std::string, int> ops_per_lowering() const override;
   const ir::Function& graph() const override { return plan_.graph(); }
@@ -32,6 +33,7 @@ private:
                 const runtime::RunOptions& options) const;
   void copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const;
 
+  ExecutableOptions options_;
   ExecutionPlan plan_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<CallState>> pool_;

@@ -1,8 +1,9 @@
 #include "interp/kernel.hpp"
 #include "interp/kernels/kernels.hpp"
-#include <kiln/error.hpp>
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdlib>
+#include <kiln/error.hpp>
 #include <string>
 #include <thread>
 #ifdef _OPENMP
@@ -19,8 +20,8 @@ int threads_from_environment() {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
   if (*end != '\0' || value < 1 || value > 4096)
-    throw Error(ErrorKind::spec, std::string("KILN_NUM_THREADS: expected a thread count from 1 to 4096, got '") +
-                                     text + "'");
+    throw Error(ErrorKind::spec,
+                std::string("KILN_NUM_THREADS: expected a thread count from 1 to 4096, got '") + text + "'");
   return int(value);
 }
 

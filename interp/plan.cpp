@@ -77,11 +77,12 @@ ArenaLayout plan_arena(std::span<const LiveInterval> intervals) {
   return layout;
 }
 
-ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights)
+ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
+                             const StepRunners* runners)
     : graph_(std::move(graph)) {
   if (!graph_) throw Error(ErrorKind::internal, "interpreter plan: no graph");
   plan_values(weights);
-  plan_steps();
+  plan_steps(runners);
   plan_arena_offsets();
   plan_outputs();
 }
@@ -136,8 +137,10 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
   }
 }
 
-void ExecutionPlan::plan_steps() {
-  for (const ir::Op& op : graph_->ops) {
+void ExecutionPlan::plan_steps(const StepRunners* runners) {
+  for (size_t index = 0; index < graph_->ops.size(); ++index) {
+    const ir::Op& op = graph_->ops[index];
+    const StepRunner* runner = runners && index < runners->size() ? (*runners)[index].get() : nullptr;
     PlanStep step;
     step.op = &op;
     step.first_view = uint32_t(view_templates_.size());
@@ -151,6 +154,9 @@ void ExecutionPlan::plan_steps() {
       throw Error(ErrorKind::internal,
                   op_place(op) + ": calls are inlined before the interpreter plans a graph");
     case ir::OpKind::custom:
+      step.kind = StepKind::runner;
+      step.runner = runner;
+      if (runner) break;
       throw Error(ErrorKind::unsupported, op_place(op) + " ('" + op.attrs.get_string("op") +
                                               "'): the interpreter has no extension op registry");
     default:

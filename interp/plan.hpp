@@ -1,5 +1,6 @@
 #pragma once
 #include "interp/kernel.hpp"
+#include "interp/step_runner.hpp"
 #include "runtime/executable.hpp"
 #include <cstddef>
 #include <memory>
@@ -54,12 +55,14 @@ enum class StepKind : uint8_t {
   bind,         // constant / constant_external: the value is bound, nothing runs
   alias,        // reshape-like op whose result aliases its input: nothing runs
   buffer_store, // copy operand 1 into operand 0's memory (the caller's buffer)
+  runner,       // call `runner` (a custom op: JIT code, an oneDNN primitive)
 };
 
 struct PlanStep {
   const ir::Op* op = nullptr;
   StepKind kind = StepKind::kernel;
   Kernel kernel = nullptr;
+  const StepRunner* runner = nullptr;
   uint32_t first_view = 0; // the op's inputs, then its outputs, in view_templates()
   uint32_t num_inputs = 0;
   uint32_t num_outputs = 0;
@@ -78,7 +81,9 @@ class ExecutionPlan {
 public:
   // Throws kiln::Error for graphs the interpreter cannot run: symbolic dims (shape), a weight
   // missing from `weights` (weight), a call left in the graph (internal) or a custom op (unsupported).
-  ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights);
+  // runners (indexed by op id) take custom ops; without one a custom op is refused.
+  ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
+                const StepRunners* runners = nullptr);
   ExecutionPlan(const ExecutionPlan&) = delete;
   ExecutionPlan& operator=(const ExecutionPlan&) = delete;
 
@@ -97,7 +102,7 @@ public:
 
 private:
   void plan_values(const runtime::WeightMap& weights);
-  void plan_steps();
+  void plan_steps(const StepRunners* runners);
   void plan_arena_offsets();
   void plan_outputs();
 

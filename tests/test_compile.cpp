@@ -75,7 +75,7 @@ TEST_CASE("every call checks its arguments and names the offender") {
   CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", Tensor::ones({4, 3})}, {"hi", good}}); }) ==
         "spec error: argument 1.lo: expected f32 [batch, 2] on cpu:0, got f32 [4, 3] on cpu:0");
   CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", Tensor::ones({3, 2})}, {"hi", good}}); }) ==
-        "spec error: symbolic dimension 'batch' is 4 in argument 0 but 3 in argument 1.hi");
+        "spec error: symbolic dimension 'batch' is 4 in argument 0 but 3 in argument 1.lo");
   CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", good}}); }).find("tree structure mismatch") !=
         std::string::npos);
   CHECK(message_of([&] {

@@ -1,9 +1,9 @@
 #include "core/half.hpp"
 #include "interp/kernel.hpp"
 #include "ir/ops.hpp"
-#include <doctest/doctest.h>
 #include <cmath>
 #include <cstring>
+#include <doctest/doctest.h>
 #include <functional>
 #include <limits>
 #include <numbers>
@@ -37,7 +37,8 @@ template <class T> struct Buffer {
 
 int64_t count_of(const std::vector<int64_t>& dims) {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims)
+    n *= d;
   return n;
 }
 
@@ -58,7 +59,8 @@ std::vector<float> uniform(int64_t n, unsigned seed, float low = -2.0f, float hi
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(low, high);
   std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
+  for (float& x : v)
+    x = dist(rng);
   return v;
 }
 template <class T> std::vector<T> uniform_as(int64_t n, unsigned seed, float low = -2.0f, float high = 2.0f) {
@@ -69,7 +71,8 @@ std::vector<int32_t> uniform_ints(int64_t n, unsigned seed, int32_t low, int32_t
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> dist(low, high);
   std::vector<int32_t> v(static_cast<size_t>(n));
-  for (int32_t& x : v) x = dist(rng);
+  for (int32_t& x : v)
+    x = dist(rng);
   return v;
 }
 
@@ -110,7 +113,8 @@ std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& dims) {
 
 int64_t ravel(const std::vector<int64_t>& index, const std::vector<int64_t>& dims) {
   int64_t flat = 0;
-  for (size_t d = 0; d < dims.size(); ++d) flat = flat * dims[d] + index[d];
+  for (size_t d = 0; d < dims.size(); ++d)
+    flat = flat * dims[d] + index[d];
   return flat;
 }
 
@@ -118,7 +122,8 @@ int64_t ravel(const std::vector<int64_t>& index, const std::vector<int64_t>& dim
 int64_t broadcast_source(const std::vector<int64_t>& out_index, const std::vector<int64_t>& in_dims) {
   const size_t offset = out_index.size() - in_dims.size();
   int64_t flat = 0;
-  for (size_t d = 0; d < in_dims.size(); ++d) flat = flat * in_dims[d] + (in_dims[d] == 1 ? 0 : out_index[offset + d]);
+  for (size_t d = 0; d < in_dims.size(); ++d)
+    flat = flat * in_dims[d] + (in_dims[d] == 1 ? 0 : out_index[offset + d]);
   return flat;
 }
 
@@ -134,18 +139,20 @@ std::vector<int64_t> broadcast_dims(const std::vector<int64_t>& a, const std::ve
 // The broadcasting pairs every binary test runs: same shape, scalars, rows, columns, both sides
 // broadcast, and rank mismatch.
 const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> kBroadcastCases = {
-    {{7, 17}, {7, 17}}, {{33}, {33}},         {{}, {3, 7}},          {{3, 7}, {}},
-    {{1}, {33}},        {{17}, {7, 17}},      {{7, 17}, {17}},       {{7, 1}, {7, 17}},
-    {{7, 17}, {7, 1}},  {{7, 1}, {1, 17}},    {{3, 1, 5}, {7, 1}},   {{2, 3, 1, 4}, {3, 5, 1}},
-    {{1, 1}, {1}},      {{40000}, {40000}},   {{300, 1}, {300, 200}}};
+    {{7, 17}, {7, 17}}, {{33}, {33}},       {{}, {3, 7}},          {{3, 7}, {}},
+    {{1}, {33}},        {{17}, {7, 17}},    {{7, 17}, {17}},       {{7, 1}, {7, 17}},
+    {{7, 17}, {7, 1}},  {{7, 1}, {1, 17}},  {{3, 1, 5}, {7, 1}},   {{2, 3, 1, 4}, {3, 5, 1}},
+    {{1, 1}, {1}},      {{40000}, {40000}}, {{300, 1}, {300, 200}}};
 
-template <class T> std::vector<T> naive_binary(const Buffer<T>& a, const Buffer<T>& b, std::vector<int64_t>& out_dims,
-                                               const std::function<T(T, T)>& fn) {
+template <class T>
+std::vector<T> naive_binary(const Buffer<T>& a, const Buffer<T>& b, std::vector<int64_t>& out_dims,
+                            const std::function<T(T, T)>& fn) {
   out_dims = broadcast_dims(a.dims, b.dims);
   std::vector<T> out(size_t(count_of(out_dims)));
   for (int64_t i = 0; i < int64_t(out.size()); ++i) {
     const std::vector<int64_t> index = unravel(i, out_dims);
-    out[size_t(i)] = fn(a.values[size_t(broadcast_source(index, a.dims))], b.values[size_t(broadcast_source(index, b.dims))]);
+    out[size_t(i)] =
+        fn(a.values[size_t(broadcast_source(index, a.dims))], b.values[size_t(broadcast_source(index, b.dims))]);
   }
   return out;
 }
@@ -190,13 +197,26 @@ const std::vector<UnaryCase>& unary_cases() {
       {"erf", OpKind::erf, [](double x) { return std::erf(x); }, -4, 4, {}},
       {"sin", OpKind::sin, [](double x) { return std::sin(x); }, -10, 10, {}},
       {"cos", OpKind::cos, [](double x) { return std::cos(x); }, -10, 10, {}},
-      {"gelu none", OpKind::gelu, [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }, -6, 6,
+      {"gelu none",
+       OpKind::gelu,
+       [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); },
+       -6,
+       6,
        {{"approximate", Attr::of_string("none")}}},
-      {"gelu default", OpKind::gelu, [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }, -6, 6,
+      {"gelu default",
+       OpKind::gelu,
+       [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); },
+       -6,
+       6,
        {}},
-      {"gelu tanh", OpKind::gelu,
-       [](double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x))); }, -6,
-       6, {{"approximate", Attr::of_string("tanh")}}},
+      {"gelu tanh",
+       OpKind::gelu,
+       [](double x) {
+         return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+       },
+       -6,
+       6,
+       {{"approximate", Attr::of_string("tanh")}}},
   };
   return cases;
 }
@@ -206,7 +226,8 @@ template <class T> void check_unary_float(const UnaryCase& c, int64_t n, double 
   Buffer<T> y = empty<T>({n});
   run(c.kind, c.attrs, {x.view()}, {y.view()});
   std::vector<double> want;
-  for (T v : x.values) want.push_back(c.reference(double(v)));
+  for (T v : x.values)
+    want.push_back(c.reference(double(v)));
   check_close(y.values, want, rel_tol, abs_tol);
 }
 
@@ -215,7 +236,8 @@ template <class T> void check_unary_float(const UnaryCase& c, int64_t n, double 
 void check_unary_half(const UnaryCase& c, DType dtype, int64_t n) {
   const bool f16 = dtype == DType::f16;
   std::vector<uint16_t> bits;
-  for (float v : uniform(n, 7, c.low, c.high)) bits.push_back(f16 ? float_to_f16(v) : float_to_bf16(v));
+  for (float v : uniform(n, 7, c.low, c.high))
+    bits.push_back(f16 ? float_to_f16(v) : float_to_bf16(v));
   Buffer<uint16_t> x = make({n}, bits, dtype);
   Buffer<uint16_t> y = empty<uint16_t>({n}, dtype);
   run(c.kind, c.attrs, {x.view()}, {y.view()});
@@ -333,7 +355,8 @@ template <class T> void check_binary(const BinaryCase& c, double rel_tol) {
     Buffer<T> a = make(a_dims, uniform_as<T>(count_of(a_dims), 1, 0.5f, 3.0f));
     Buffer<T> b = make(b_dims, uniform_as<T>(count_of(b_dims), 2, -3.0f, 3.0f));
     if (c.kind == OpKind::pow)
-      for (T& v : a.values) v = std::abs(v);
+      for (T& v : a.values)
+        v = std::abs(v);
     std::vector<int64_t> out_dims;
     const std::vector<T> want =
         naive_binary<T>(a, b, out_dims, [&](T x, T y) { return T(c.reference(double(x), double(y))); });
@@ -357,7 +380,8 @@ TEST_CASE("integer binary kernels broadcast, wrap on overflow and divide toward 
   Buffer<int32_t> b = make<int32_t>({3}, {1, 2, -2});
   Buffer<int32_t> out = empty<int32_t>({2, 3});
   run(OpKind::add, {}, {a.view(), b.view()}, {out.view()});
-  check_equal(out.values, {std::numeric_limits<int32_t>::min(), -5, 5, std::numeric_limits<int32_t>::min() + 1, 11, -11});
+  check_equal(out.values,
+              {std::numeric_limits<int32_t>::min(), -5, 5, std::numeric_limits<int32_t>::min() + 1, 11, -11});
   run(OpKind::div, {}, {a.view(), b.view()}, {out.view()});
   check_equal(out.values, {2147483647, -3, -3, std::numeric_limits<int32_t>::min(), 4, 4});
   run(OpKind::sub, {}, {b.view(), a.view()}, {out.view()});
@@ -373,8 +397,10 @@ TEST_CASE("integer binary kernels broadcast, wrap on overflow and divide toward 
   for (const auto& [a_dims, b_dims] : kBroadcastCases) {
     Buffer<int64_t> x = make(a_dims, std::vector<int64_t>(size_t(count_of(a_dims))));
     Buffer<int64_t> y = make(b_dims, std::vector<int64_t>(size_t(count_of(b_dims))));
-    for (size_t i = 0; i < x.values.size(); ++i) x.values[i] = int64_t(i * 7919 % 2001) - 1000;
-    for (size_t i = 0; i < y.values.size(); ++i) y.values[i] = int64_t(i * 104729 % 41) - 20;
+    for (size_t i = 0; i < x.values.size(); ++i)
+      x.values[i] = int64_t(i * 7919 % 2001) - 1000;
+    for (size_t i = 0; i < y.values.size(); ++i)
+      y.values[i] = int64_t(i * 104729 % 41) - 20;
     std::vector<int64_t> out_dims;
     Buffer<int64_t> got = empty<int64_t>(broadcast_dims(a_dims, b_dims));
     run(OpKind::mul, {}, {x.view(), y.view()}, {got.view()});
@@ -404,8 +430,10 @@ TEST_CASE("binary kernels on f16 and bf16 round the f32 result once") {
     auto encode = [&](float v) { return dtype == DType::f16 ? float_to_f16(v) : float_to_bf16(v); };
     auto decode = [&](uint16_t v) { return dtype == DType::f16 ? f16_to_float(v) : bf16_to_float(v); };
     std::vector<uint16_t> a_bits, b_bits;
-    for (float v : uniform(7 * 17, 3)) a_bits.push_back(encode(v));
-    for (float v : uniform(17, 4)) b_bits.push_back(encode(v));
+    for (float v : uniform(7 * 17, 3))
+      a_bits.push_back(encode(v));
+    for (float v : uniform(17, 4))
+      b_bits.push_back(encode(v));
     Buffer<uint16_t> a = make({7, 17}, a_bits, dtype);
     Buffer<uint16_t> b = make({17}, b_bits, dtype);
     Buffer<uint16_t> out = empty<uint16_t>({7, 17}, dtype);
@@ -446,8 +474,10 @@ TEST_CASE("compare evaluates every predicate with broadcasting into bool, NaN un
   Buffer<uint8_t> ba = make<uint8_t>({2, 1}, {0, 1}, DType::boolean);
   Buffer<uint8_t> bb = make<uint8_t>({2}, {0, 1}, DType::boolean);
   std::vector<uint16_t> ha_bits, hb_bits;
-  for (float v : a.values) ha_bits.push_back(float_to_f16(v));
-  for (float v : b.values) hb_bits.push_back(float_to_f16(v));
+  for (float v : a.values)
+    ha_bits.push_back(float_to_f16(v));
+  for (float v : b.values)
+    hb_bits.push_back(float_to_f16(v));
   Buffer<uint16_t> ha = make({3, 4}, ha_bits, DType::f16), hb = make({4}, hb_bits, DType::f16);
   for (const auto& [name, predicate] : predicates) {
     CAPTURE(name);
@@ -537,7 +567,7 @@ double decode(DType dtype, const std::vector<uint8_t>& bytes, size_t i) {
   return kNaN;
 }
 
-const DType kAllDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8,
+const DType kAllDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16,   DType::i8,
                             DType::i32, DType::i64, DType::u8,  DType::boolean};
 
 template <class To> std::vector<To> cast_values(Buffer<float> x) {
@@ -606,7 +636,8 @@ namespace {
 
 std::vector<bool> reduced_mask(const std::vector<int64_t>& dims, const std::vector<int64_t>& axes) {
   std::vector<bool> reduced(dims.size(), axes.empty());
-  for (int64_t a : axes) reduced[size_t(a < 0 ? a + int64_t(dims.size()) : a)] = true;
+  for (int64_t a : axes)
+    reduced[size_t(a < 0 ? a + int64_t(dims.size()) : a)] = true;
   return reduced;
 }
 
@@ -631,8 +662,10 @@ std::vector<double> naive_reduce(const std::vector<double>& x, const std::vector
 std::vector<int64_t> reduced_dims(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, bool keepdims) {
   std::vector<int64_t> out;
   for (size_t d = 0; d < dims.size(); ++d) {
-    if (!reduced[d]) out.push_back(dims[d]);
-    else if (keepdims) out.push_back(1);
+    if (!reduced[d])
+      out.push_back(dims[d]);
+    else if (keepdims)
+      out.push_back(1);
   }
   return out;
 }
@@ -645,11 +678,10 @@ TEST_CASE("reduce_sum, reduce_mean, reduce_max and reduce_min over any axes, wit
     std::vector<int64_t> dims;
     std::vector<std::vector<int64_t>> axes;
   };
-  const std::vector<Shape> shapes = {
-      {{3, 7, 1, 5}, {{}, {0}, {1}, {3}, {-1}, {0, 2}, {0, 3}, {1, 3}, {0, 1, 3}, {2}}},
-      {{33}, {{}, {0}}},
-      {{17, 3, 2}, {{1}, {0, 2}}},
-      {{300, 200}, {{0}, {1}, {}}}};
+  const std::vector<Shape> shapes = {{{3, 7, 1, 5}, {{}, {0}, {1}, {3}, {-1}, {0, 2}, {0, 3}, {1, 3}, {0, 1, 3}, {2}}},
+                                     {{33}, {{}, {0}}},
+                                     {{17, 3, 2}, {{1}, {0, 2}}},
+                                     {{300, 200}, {{0}, {1}, {}}}};
   for (const Shape& s : shapes)
     for (const auto& axes : s.axes)
       for (bool keepdims : {false, true}) {
@@ -661,11 +693,14 @@ TEST_CASE("reduce_sum, reduce_mean, reduce_max and reduce_min over any axes, wit
         const std::vector<double> xd(x.values.begin(), x.values.end());
         const std::vector<bool> reduced = reduced_mask(s.dims, axes);
         const auto sum = naive_reduce(xd, s.dims, reduced, std::plus<>{}, 0.0);
-        const auto max = naive_reduce(xd, s.dims, reduced, [](double a, double b) { return std::max(a, b); }, -inf);
-        const auto min = naive_reduce(xd, s.dims, reduced, [](double a, double b) { return std::min(a, b); }, inf);
+        const auto max = naive_reduce(
+            xd, s.dims, reduced, [](double a, double b) { return std::max(a, b); }, -inf);
+        const auto min = naive_reduce(
+            xd, s.dims, reduced, [](double a, double b) { return std::min(a, b); }, inf);
         const double count = double(count_of(s.dims)) / double(sum.size());
         std::vector<double> mean;
-        for (double v : sum) mean.push_back(v / count);
+        for (double v : sum)
+          mean.push_back(v / count);
         Buffer<float> out = empty<float>(reduced_dims(s.dims, reduced, keepdims));
         run(OpKind::reduce_sum, attrs, {x.view()}, {out.view()});
         check_close(out.values, sum, 1e-6, 1e-6);
@@ -693,7 +728,8 @@ TEST_CASE("integer and half-precision reductions") {
 
   Buffer<int64_t> l = make<int64_t>({33}, std::vector<int64_t>(33, int64_t(1) << 40));
   Buffer<int64_t> total = empty<int64_t>({});
-  run(OpKind::reduce_sum, {{"axes", Attr::of_ints({})}, {"keepdims", Attr::of_bool(false)}}, {l.view()}, {total.view()});
+  run(OpKind::reduce_sum, {{"axes", Attr::of_ints({})}, {"keepdims", Attr::of_bool(false)}}, {l.view()},
+      {total.view()});
   check_equal(total.values, {33 * (int64_t(1) << 40)});
 
   // f16 cannot count past 2048 by ones; the wider accumulator can.
@@ -719,8 +755,8 @@ TEST_CASE("reductions propagate NaN and handle empty axes") {
   check_close(out.values, std::vector<double>{0, 0}, 0.0);
   run(OpKind::reduce_mean, all, {empty_axis.view()}, {out.view()});
   check_close(out.values, std::vector<double>{kNaN, kNaN}, 0.0);
-  CHECK_THROWS_WITH_AS(run(OpKind::reduce_max, all, {empty_axis.view()}, {out.view()}),
-                       doctest::Contains("empty axis"), Error);
+  CHECK_THROWS_WITH_AS(run(OpKind::reduce_max, all, {empty_axis.view()}, {out.view()}), doctest::Contains("empty axis"),
+                       Error);
   CHECK_THROWS_WITH_AS(run(OpKind::reduce_sum, {{"axes", Attr::of_ints({2})}, {"keepdims", Attr::of_bool(false)}},
                            {x.view()}, {out.view()}),
                        doctest::Contains("axis 2 is out of range for rank 2"), Error);
@@ -762,7 +798,8 @@ TEST_CASE("argmax returns the first maximum along an axis, NaN counting as the m
   run(OpKind::argmax, {{"axis", Attr::of_int(1)}, {"keepdims", Attr::of_bool(false)}}, {f.view()}, {out.view()});
   check_equal(out.values, {1, 1});
   std::vector<uint16_t> bits;
-  for (float v : {0.5f, -1.0f, 3.0f, 3.0f}) bits.push_back(float_to_bf16(v));
+  for (float v : {0.5f, -1.0f, 3.0f, 3.0f})
+    bits.push_back(float_to_bf16(v));
   Buffer<uint16_t> h = make({4}, bits, DType::bf16);
   Buffer<int64_t> one = empty<int64_t>({});
   run(OpKind::argmax, {{"axis", Attr::of_int(0)}, {"keepdims", Attr::of_bool(false)}}, {h.view()}, {one.view()});
@@ -777,8 +814,10 @@ std::vector<double> naive_softmax(const std::vector<double>& x, const std::vecto
   for (int64_t i = 0; i < count_of(dims); ++i) {
     std::vector<int64_t> index = unravel(i, dims);
     double max = -std::numeric_limits<double>::infinity(), sum = 0;
-    for (index[axis] = 0; index[axis] < dims[axis]; ++index[axis]) max = std::max(max, x[size_t(ravel(index, dims))]);
-    for (index[axis] = 0; index[axis] < dims[axis]; ++index[axis]) sum += std::exp(x[size_t(ravel(index, dims))] - max);
+    for (index[axis] = 0; index[axis] < dims[axis]; ++index[axis])
+      max = std::max(max, x[size_t(ravel(index, dims))]);
+    for (index[axis] = 0; index[axis] < dims[axis]; ++index[axis])
+      sum += std::exp(x[size_t(ravel(index, dims))] - max);
     const double v = x[size_t(i)] - max;
     out[size_t(i)] = log_form ? v - std::log(sum) : std::exp(v) / sum;
   }
@@ -811,13 +850,16 @@ TEST_CASE("softmax is stable for large logits and rounds once for f16") {
   check_close(y.values, std::vector<double>{-1 - std::log1p(e), -std::log1p(e), -2001 - std::log1p(e)}, 1e-6);
 
   std::vector<uint16_t> bits;
-  for (float v : uniform(7 * 5, 19)) bits.push_back(float_to_f16(v));
+  for (float v : uniform(7 * 5, 19))
+    bits.push_back(float_to_f16(v));
   Buffer<uint16_t> h = make({7, 5}, bits, DType::f16);
   Buffer<uint16_t> hy = empty<uint16_t>({7, 5}, DType::f16);
   run(OpKind::softmax, {{"axis", Attr::of_int(1)}}, {h.view()}, {hy.view()});
   std::vector<double> decoded, got;
-  for (uint16_t b : bits) decoded.push_back(f16_to_float(b));
-  for (uint16_t b : hy.values) got.push_back(f16_to_float(b));
+  for (uint16_t b : bits)
+    decoded.push_back(f16_to_float(b));
+  for (uint16_t b : hy.values)
+    got.push_back(f16_to_float(b));
   check_close(got, naive_softmax(decoded, {7, 5}, 1, false), 1.0 / 1024);
 }
 
@@ -834,9 +876,11 @@ std::vector<double> naive_layer_norm(const NormInputs& in, int64_t axis, size_t 
   std::vector<double> out;
   for (int64_t r = 0; r < rows; ++r) {
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < features; ++i) mean += in.x.values[size_t(r * features + i)];
+    for (int64_t i = 0; i < features; ++i)
+      mean += in.x.values[size_t(r * features + i)];
     mean = rms ? 0.0 : mean / double(features);
-    for (int64_t i = 0; i < features; ++i) var += std::pow(in.x.values[size_t(r * features + i)] - mean, 2);
+    for (int64_t i = 0; i < features; ++i)
+      var += std::pow(in.x.values[size_t(r * features + i)] - mean, 2);
     var /= double(features);
     for (int64_t i = 0; i < features; ++i) {
       double v = (in.x.values[size_t(r * features + i)] - mean) / std::sqrt(var + eps);
@@ -879,16 +923,19 @@ TEST_CASE("layer_norm on f64 and f16") {
   run(OpKind::layer_norm, {{"axis", Attr::of_int(1)}, {"eps", Attr::of_float(0.0)}}, {x.view()}, {y.view()});
   // Row 1: mean 3.75, variance 7.1875.
   const double s1 = std::sqrt(7.1875), s2 = std::sqrt(1.25);
-  check_close(y.values, std::vector<double>{-2.75 / s1, -1.75 / s1, 0.25 / s1, 4.25 / s1, -1.5 / s2, -0.5 / s2,
-                                            0.5 / s2, 1.5 / s2},
-              1e-14);
+  check_close(
+      y.values,
+      std::vector<double>{-2.75 / s1, -1.75 / s1, 0.25 / s1, 4.25 / s1, -1.5 / s2, -0.5 / s2, 0.5 / s2, 1.5 / s2},
+      1e-14);
   std::vector<uint16_t> bits;
-  for (double v : values) bits.push_back(float_to_f16(float(v)));
+  for (double v : values)
+    bits.push_back(float_to_f16(float(v)));
   Buffer<uint16_t> h = make({2, 4}, bits, DType::f16);
   Buffer<uint16_t> hy = empty<uint16_t>({2, 4}, DType::f16);
   run(OpKind::layer_norm, {{"axis", Attr::of_int(1)}, {"eps", Attr::of_float(0.0)}}, {h.view()}, {hy.view()});
   std::vector<double> got;
-  for (uint16_t b : hy.values) got.push_back(f16_to_float(b));
+  for (uint16_t b : hy.values)
+    got.push_back(f16_to_float(b));
   check_close(got, y.values, 1.0 / 1024);
 }
 
@@ -943,7 +990,8 @@ void naive_matmul(const std::vector<double>& a, const std::vector<int64_t>& a_di
   }
 }
 
-template <class T> void check_matmul(const std::vector<int64_t>& a_dims, const std::vector<int64_t>& b_dims, double tol) {
+template <class T>
+void check_matmul(const std::vector<int64_t>& a_dims, const std::vector<int64_t>& b_dims, double tol) {
   CAPTURE(a_dims.size());
   CAPTURE(b_dims.size());
   CAPTURE(a_dims.back());
@@ -951,8 +999,8 @@ template <class T> void check_matmul(const std::vector<int64_t>& a_dims, const s
   Buffer<T> b = make(b_dims, uniform_as<T>(count_of(b_dims), 43));
   std::vector<int64_t> out_dims;
   std::vector<double> want, magnitude;
-  naive_matmul({a.values.begin(), a.values.end()}, a_dims, {b.values.begin(), b.values.end()}, b_dims, out_dims,
-               want, magnitude);
+  naive_matmul({a.values.begin(), a.values.end()}, a_dims, {b.values.begin(), b.values.end()}, b_dims, out_dims, want,
+               magnitude);
   Buffer<T> out = empty<T>(out_dims);
   run(OpKind::matmul, {}, {a.view(), b.view()}, {out.view()});
   for (size_t i = 0; i < want.size(); ++i) {
@@ -1029,7 +1077,8 @@ template <class T> void check_conv(const ConvCase& c, bool with_attrs, double to
   const int64_t cg = c.channels / c.groups, og = c.out_channels / c.groups;
   const int64_t oh = window_size(c.height, c.kh, c.stride[0], c.padding[0], c.dilation[0]);
   const int64_t ow = window_size(c.width, c.kw, c.stride[1], c.padding[1], c.dilation[1]);
-  Buffer<T> x = make({c.batch, c.channels, c.height, c.width}, uniform_as<T>(c.batch * c.channels * c.height * c.width, 47));
+  Buffer<T> x =
+      make({c.batch, c.channels, c.height, c.width}, uniform_as<T>(c.batch * c.channels * c.height * c.width, 47));
   Buffer<T> w = make({c.out_channels, cg, c.kh, c.kw}, uniform_as<T>(c.out_channels * cg * c.kh * c.kw, 53));
   Buffer<T> bias = make({c.out_channels}, uniform_as<T>(c.out_channels, 59));
   Buffer<T> y = empty<T>({c.batch, c.out_channels, oh, ow});
@@ -1055,8 +1104,9 @@ template <class T> void check_conv(const ConvCase& c, bool with_attrs, double to
                 const int64_t h = i * c.stride[0] - c.padding[0] + p * c.dilation[0];
                 const int64_t v = j * c.stride[1] - c.padding[1] + q * c.dilation[1];
                 if (h < 0 || h >= c.height || v < 0 || v >= c.width) continue;
-                const double product = double(x.values[size_t(((n * c.channels + g * cg + ci) * c.height + h) * c.width + v)]) *
-                                       double(w.values[size_t(((o * cg + ci) * c.kh + p) * c.kw + q)]);
+                const double product =
+                    double(x.values[size_t(((n * c.channels + g * cg + ci) * c.height + h) * c.width + v)]) *
+                    double(w.values[size_t(((o * cg + ci) * c.kh + p) * c.kw + q)]);
                 want += product;
                 magnitude += std::abs(product);
               }
@@ -1068,13 +1118,11 @@ template <class T> void check_conv(const ConvCase& c, bool with_attrs, double to
 }
 
 const std::vector<ConvCase> kConvCases = {
-    {2, 3, 7, 5, 4, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true},
-    {1, 4, 17, 9, 6, 3, 2, {2, 1}, {0, 2}, {2, 1}, 2, false},
+    {2, 3, 7, 5, 4, 3, 3, {1, 1}, {1, 1}, {1, 1}, 1, true},  {1, 4, 17, 9, 6, 3, 2, {2, 1}, {0, 2}, {2, 1}, 2, false},
     {3, 6, 7, 7, 6, 3, 3, {1, 1}, {1, 1}, {1, 1}, 6, true},  // depthwise
     {2, 5, 3, 3, 7, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true},  // pointwise: no im2col
     {1, 3, 7, 7, 2, 1, 1, {2, 2}, {0, 0}, {1, 1}, 1, false}, // strided 1x1 goes through im2col
-    {1, 1, 1, 1, 1, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true},
-    {8, 3, 33, 17, 4, 5, 3, {2, 2}, {2, 1}, {1, 1}, 1, true},
+    {1, 1, 1, 1, 1, 1, 1, {1, 1}, {0, 0}, {1, 1}, 1, true},  {8, 3, 33, 17, 4, 5, 3, {2, 2}, {2, 1}, {1, 1}, 1, true},
 };
 
 } // namespace
@@ -1115,9 +1163,11 @@ template <class T> void check_pool(const PoolCase& c, bool max_pool, bool includ
   CAPTURE(max_pool);
   CAPTURE(include_pad);
   const int64_t oh = window_size(c.height, c.kh, c.sh, c.ph, 1), ow = window_size(c.width, c.kw, c.sw, c.pw, 1);
-  Buffer<T> x = make({c.batch, c.channels, c.height, c.width}, uniform_as<T>(c.batch * c.channels * c.height * c.width, 61));
+  Buffer<T> x =
+      make({c.batch, c.channels, c.height, c.width}, uniform_as<T>(c.batch * c.channels * c.height * c.width, 61));
   Buffer<T> y = empty<T>({c.batch, c.channels, oh, ow});
-  Attrs attrs{{"kernel", Attr::of_ints({c.kh, c.kw})}, {"stride", Attr::of_ints({c.sh, c.sw})},
+  Attrs attrs{{"kernel", Attr::of_ints({c.kh, c.kw})},
+              {"stride", Attr::of_ints({c.sh, c.sw})},
               {"padding", Attr::of_ints({c.ph, c.pw})}};
   if (!max_pool) attrs.set("count_include_pad", Attr::of_bool(include_pad));
   run(max_pool ? OpKind::max_pool2d : OpKind::avg_pool2d, attrs, {x.view()}, {y.view()});
@@ -1161,11 +1211,13 @@ TEST_CASE("max_pool2d and avg_pool2d with stride and padding, counting padding o
 TEST_CASE("max_pool2d propagates NaN and avg_pool2d counts padding by default") {
   Buffer<float> x = make<float>({1, 1, 2, 2}, {1.0f, kNaNf, 3.0f, 4.0f});
   Buffer<float> y = empty<float>({1, 1, 1, 1});
-  run(OpKind::max_pool2d, {{"kernel", Attr::of_ints({2, 2})}, {"stride", Attr::of_ints({2, 2})}}, {x.view()}, {y.view()});
+  run(OpKind::max_pool2d, {{"kernel", Attr::of_ints({2, 2})}, {"stride", Attr::of_ints({2, 2})}}, {x.view()},
+      {y.view()});
   CHECK(std::isnan(y.values[0]));
   Buffer<float> ones = make<float>({1, 1, 1, 1}, {4.0f});
   Buffer<float> avg = empty<float>({1, 1, 1, 1});
-  run(OpKind::avg_pool2d, {{"kernel", Attr::of_ints({2, 2})}, {"padding", Attr::of_ints({1, 1})}, {"stride", Attr::of_ints({2, 2})}},
+  run(OpKind::avg_pool2d,
+      {{"kernel", Attr::of_ints({2, 2})}, {"padding", Attr::of_ints({1, 1})}, {"stride", Attr::of_ints({2, 2})}},
       {ones.view()}, {avg.view()});
   CHECK(avg.values[0] == 1.0f);
 }
@@ -1189,19 +1241,23 @@ TEST_CASE("reshape, squeeze and unsqueeze copy the bytes unchanged") {
 
 namespace {
 
-template <class T> void check_transpose(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm, DType dtype) {
+template <class T>
+void check_transpose(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm, DType dtype) {
   CAPTURE(perm.size());
   Buffer<T> x = make(dims, std::vector<T>(size_t(count_of(dims))), dtype);
-  for (size_t i = 0; i < x.values.size(); ++i) x.values[i] = T(i * 37 + 1);
+  for (size_t i = 0; i < x.values.size(); ++i)
+    x.values[i] = T(i * 37 + 1);
   std::vector<int64_t> out_dims;
-  for (int64_t p : perm) out_dims.push_back(dims[size_t(p < 0 ? p + int64_t(dims.size()) : p)]);
+  for (int64_t p : perm)
+    out_dims.push_back(dims[size_t(p < 0 ? p + int64_t(dims.size()) : p)]);
   Buffer<T> y = empty<T>(out_dims, dtype);
   run(OpKind::transpose, {{"perm", Attr::of_ints(perm)}}, {x.view()}, {y.view()});
   std::vector<T> want(y.values.size());
   for (int64_t i = 0; i < count_of(out_dims); ++i) {
     const std::vector<int64_t> out_index = unravel(i, out_dims);
     std::vector<int64_t> in_index(dims.size());
-    for (size_t d = 0; d < perm.size(); ++d) in_index[size_t(perm[d] < 0 ? perm[d] + int64_t(dims.size()) : perm[d])] = out_index[d];
+    for (size_t d = 0; d < perm.size(); ++d)
+      in_index[size_t(perm[d] < 0 ? perm[d] + int64_t(dims.size()) : perm[d])] = out_index[d];
     want[size_t(i)] = x.values[size_t(ravel(in_index, dims))];
   }
   check_equal(y.values, want);
@@ -1229,7 +1285,8 @@ TEST_CASE("broadcast_to repeats size-1 and missing leading dims") {
     Buffer<int32_t> y = empty<int32_t>(out_dims);
     run(OpKind::broadcast_to, {{"shape", Attr::of_shape(shape_from_dims(out_dims))}}, {x.view()}, {y.view()});
     std::vector<int32_t> want;
-    for (int64_t i = 0; i < count_of(out_dims); ++i) want.push_back(x.values[size_t(broadcast_source(unravel(i, out_dims), in_dims))]);
+    for (int64_t i = 0; i < count_of(out_dims); ++i)
+      want.push_back(x.values[size_t(broadcast_source(unravel(i, out_dims), in_dims))]);
     check_equal(y.values, want);
   }
 }
@@ -1249,27 +1306,33 @@ TEST_CASE("concat and split along any axis are inverse") {
     }
     Buffer<float> joined = empty<float>(out_dims);
     std::vector<View> inputs;
-    for (auto& p : parts) inputs.push_back(p.view());
+    for (auto& p : parts)
+      inputs.push_back(p.view());
     run(OpKind::concat, {{"axis", Attr::of_int(axis)}}, inputs, {joined.view()});
     for (int64_t i = 0; i < count_of(out_dims); ++i) {
       std::vector<int64_t> index = unravel(i, out_dims);
       size_t part = 0;
-      while (index[a] >= parts[part].dims[a]) index[a] -= parts[part++].dims[a];
+      while (index[a] >= parts[part].dims[a])
+        index[a] -= parts[part++].dims[a];
       CAPTURE(i);
       REQUIRE(joined.values[size_t(i)] == parts[part].values[size_t(ravel(index, parts[part].dims))]);
     }
     std::vector<Buffer<float>> pieces;
     std::vector<View> outputs;
-    for (const auto& p : parts) pieces.push_back(empty<float>(p.dims));
-    for (auto& p : pieces) outputs.push_back(p.view());
+    for (const auto& p : parts)
+      pieces.push_back(empty<float>(p.dims));
+    for (auto& p : pieces)
+      outputs.push_back(p.view());
     run(OpKind::split, {{"axis", Attr::of_int(axis)}, {"sizes", Attr::of_ints({2, 1, 3})}}, {joined.view()}, outputs);
-    for (size_t p = 0; p < parts.size(); ++p) check_equal(pieces[p].values, parts[p].values);
+    for (size_t p = 0; p < parts.size(); ++p)
+      check_equal(pieces[p].values, parts[p].values);
   }
 }
 
 TEST_CASE("slice takes starts and positive steps per axis and refuses other steps") {
   Buffer<int64_t> x = make({7, 17, 3}, std::vector<int64_t>(7 * 17 * 3));
-  for (size_t i = 0; i < x.values.size(); ++i) x.values[i] = int64_t(i);
+  for (size_t i = 0; i < x.values.size(); ++i)
+    x.values[i] = int64_t(i);
   struct Case {
     std::vector<int64_t> starts, steps, out_dims;
   };
@@ -1280,19 +1343,21 @@ TEST_CASE("slice takes starts and positive steps per axis and refuses other step
                                          {{7, 0, 0}, {1, 1, 1}, {0, 17, 3}}}) {
     Buffer<int64_t> y = empty<int64_t>(c.out_dims);
     std::vector<int64_t> ends(3, std::numeric_limits<int64_t>::max());
-    run(OpKind::slice, {{"starts", Attr::of_ints(c.starts)}, {"ends", Attr::of_ints(ends)}, {"steps", Attr::of_ints(c.steps)}},
+    run(OpKind::slice,
+        {{"starts", Attr::of_ints(c.starts)}, {"ends", Attr::of_ints(ends)}, {"steps", Attr::of_ints(c.steps)}},
         {x.view()}, {y.view()});
     std::vector<int64_t> want;
     for (int64_t i = 0; i < count_of(c.out_dims); ++i) {
       std::vector<int64_t> index = unravel(i, c.out_dims);
-      for (size_t d = 0; d < 3; ++d) index[d] = c.starts[d] + index[d] * c.steps[d];
+      for (size_t d = 0; d < 3; ++d)
+        index[d] = c.starts[d] + index[d] * c.steps[d];
       want.push_back(x.values[size_t(ravel(index, x.dims))]);
     }
     check_equal(y.values, want);
   }
   Buffer<int64_t> y = empty<int64_t>({7, 17, 3});
-  const Attrs reversed{{"starts", Attr::of_ints({0, 0, 0})}, {"ends", Attr::of_ints({7, 17, 3})},
-                       {"steps", Attr::of_ints({1, -1, 1})}};
+  const Attrs reversed{
+      {"starts", Attr::of_ints({0, 0, 0})}, {"ends", Attr::of_ints({7, 17, 3})}, {"steps", Attr::of_ints({1, -1, 1})}};
   try {
     run(OpKind::slice, reversed, {x.view()}, {y.view()});
     FAIL("a negative step was accepted");
@@ -1353,10 +1418,11 @@ TEST_CASE("pad surrounds the input with a constant converted to its dtype") {
   struct Case {
     std::vector<int64_t> dims, pads;
   };
-  for (const Case& c : std::vector<Case>{{{3, 7}, {1, 2, 0, 3}}, {{2, 1, 3}, {0, 0, 2, 1, 1, 0}}, {{5}, {0, 0}},
-                                         {{4, 1}, {0, 0, 2, 2}}, {{}, {}}}) {
+  for (const Case& c : std::vector<Case>{
+           {{3, 7}, {1, 2, 0, 3}}, {{2, 1, 3}, {0, 0, 2, 1, 1, 0}}, {{5}, {0, 0}}, {{4, 1}, {0, 0, 2, 2}}, {{}, {}}}) {
     std::vector<int64_t> out_dims = c.dims;
-    for (size_t d = 0; d < c.dims.size(); ++d) out_dims[d] += c.pads[2 * d] + c.pads[2 * d + 1];
+    for (size_t d = 0; d < c.dims.size(); ++d)
+      out_dims[d] += c.pads[2 * d] + c.pads[2 * d + 1];
     Buffer<int32_t> x = make(c.dims, uniform_ints(count_of(c.dims), 97, 1, 9));
     Buffer<int32_t> y = empty<int32_t>(out_dims);
     run(OpKind::pad, {{"pads", Attr::of_ints(c.pads)}, {"value", Attr::of_float(-7.9)}}, {x.view()}, {y.view()});
@@ -1380,26 +1446,32 @@ TEST_CASE("pad surrounds the input with a constant converted to its dtype") {
 
 TEST_CASE("full fills every element with the value converted to the dtype") {
   Buffer<float> f = empty<float>({7, 17});
-  run(OpKind::full, {{"shape", Attr::of_shape({7, 17})}, {"value", Attr::of_float(2.5)}, {"dtype", Attr::of_dtype(DType::f32)}},
-      {}, {f.view()});
+  run(OpKind::full,
+      {{"shape", Attr::of_shape({7, 17})}, {"value", Attr::of_float(2.5)}, {"dtype", Attr::of_dtype(DType::f32)}}, {},
+      {f.view()});
   check_equal(f.values, std::vector<float>(7 * 17, 2.5f));
   Buffer<int32_t> i = empty<int32_t>({50000});
-  run(OpKind::full, {{"shape", Attr::of_shape({50000})}, {"value", Attr::of_float(-3.7)}, {"dtype", Attr::of_dtype(DType::i32)}},
-      {}, {i.view()});
+  run(OpKind::full,
+      {{"shape", Attr::of_shape({50000})}, {"value", Attr::of_float(-3.7)}, {"dtype", Attr::of_dtype(DType::i32)}}, {},
+      {i.view()});
   check_equal(i.values, std::vector<int32_t>(50000, -3));
   Buffer<uint8_t> b = empty<uint8_t>({3}, DType::boolean);
-  run(OpKind::full, {{"shape", Attr::of_shape({3})}, {"value", Attr::of_float(0.25)}, {"dtype", Attr::of_dtype(DType::boolean)}},
-      {}, {b.view()});
+  run(OpKind::full,
+      {{"shape", Attr::of_shape({3})}, {"value", Attr::of_float(0.25)}, {"dtype", Attr::of_dtype(DType::boolean)}}, {},
+      {b.view()});
   check_equal(b.values, {1, 1, 1});
   Buffer<uint16_t> bf = empty<uint16_t>({2}, DType::bf16);
-  run(OpKind::full, {{"shape", Attr::of_shape({2})}, {"value", Attr::of_float(-2.0)}, {"dtype", Attr::of_dtype(DType::bf16)}},
-      {}, {bf.view()});
+  run(OpKind::full,
+      {{"shape", Attr::of_shape({2})}, {"value", Attr::of_float(-2.0)}, {"dtype", Attr::of_dtype(DType::bf16)}}, {},
+      {bf.view()});
   check_equal(bf.values, {0xc000, 0xc000});
 }
 
 TEST_CASE("arange fills start + i * step, truncating toward zero for integers") {
   auto attrs = [](double start, double stop, double step, DType dtype) {
-    return Attrs{{"start", Attr::of_float(start)}, {"stop", Attr::of_float(stop)}, {"step", Attr::of_float(step)},
+    return Attrs{{"start", Attr::of_float(start)},
+                 {"stop", Attr::of_float(stop)},
+                 {"step", Attr::of_float(step)},
                  {"dtype", Attr::of_dtype(dtype)}};
   };
   Buffer<float> f = empty<float>({4});
@@ -1410,5 +1482,25 @@ TEST_CASE("arange fills start + i * step, truncating toward zero for integers") 
   check_equal(l.values, {3, 1, 0, -1});
   Buffer<double> d = empty<double>({33});
   run(OpKind::arange, attrs(0, 33, 1, DType::f64), {}, {d.view()});
-  for (size_t k = 0; k < d.values.size(); ++k) CHECK(d.values[k] == double(k));
+  for (size_t k = 0; k < d.values.size(); ++k)
+    CHECK(d.values[k] == double(k));
+}
+
+TEST_CASE("kernels refuse preallocated results whose dims do not fit the operands") {
+  Buffer<float> x = make({3, 7}, uniform(21, 101));
+  Buffer<float> wrong = empty<float>({7, 3});
+  CHECK_THROWS_WITH_AS(run(OpKind::exp, {}, {x.view()}, {wrong.view()}),
+                       doctest::Contains("result dims [7, 3] differ from operand dims [3, 7]"), Error);
+  CHECK_THROWS_AS(run(OpKind::softmax, {{"axis", Attr::of_int(1)}}, {x.view()}, {wrong.view()}), Error);
+  Buffer<float> two = empty<float>({2});
+  CHECK_THROWS_WITH_AS(run(OpKind::reduce_sum, {{"axes", Attr::of_ints({1})}, {"keepdims", Attr::of_bool(false)}},
+                           {x.view()}, {two.view()}),
+                       doctest::Contains("do not match the reduction of [3, 7]"), Error);
+  CHECK_THROWS_AS(
+      run(OpKind::argmax, {{"axis", Attr::of_int(0)}, {"keepdims", Attr::of_bool(false)}}, {x.view()}, {two.view()}),
+      Error);
+  Buffer<float> y = make({3, 5}, uniform(15, 103));
+  Buffer<float> joined = empty<float>({6, 7});
+  CHECK_THROWS_WITH_AS(run(OpKind::concat, {{"axis", Attr::of_int(0)}}, {x.view(), y.view()}, {joined.view()}),
+                       doctest::Contains("[3, 5] and [6, 7] differ outside axis 0"), Error);
 }

@@ -1,7 +1,6 @@
 // Generated elementwise kernels against naive std:: references written here.
 #include "jit/elementwise/kernel_generator.hpp"
 #include "jit/elementwise/region.hpp"
-#include <doctest/doctest.h>
 #include <algorithm>
 #include <bit>
 #include <cfloat>
@@ -9,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -40,18 +40,14 @@ RegionNode node(OpKind kind, std::vector<int32_t> args, DType dtype = DType::f32
 }
 
 RegionNode constant(float value) { return node(OpKind::constant, {}, DType::f32, {}, value); }
-RegionNode pow_const(int32_t arg, float exponent) {
-  return node(OpKind::pow, {arg}, DType::f32, {}, exponent);
-}
+RegionNode pow_const(int32_t arg, float exponent) { return node(OpKind::pow, {arg}, DType::f32, {}, exponent); }
 RegionNode gelu(int32_t arg, const char* form) {
   return node(OpKind::gelu, {arg}, DType::f32, {{"approximate", ir::Attr::of_string(form)}});
 }
 RegionNode compare(int32_t a, int32_t b, const char* predicate) {
   return node(OpKind::compare, {a, b}, DType::boolean, {{"predicate", ir::Attr::of_string(predicate)}});
 }
-RegionNode cast(int32_t arg, DType to) {
-  return node(OpKind::cast, {arg}, to, {{"dtype", ir::Attr::of_dtype(to)}});
-}
+RegionNode cast(int32_t arg, DType to) { return node(OpKind::cast, {arg}, to, {{"dtype", ir::Attr::of_dtype(to)}}); }
 
 std::vector<VectorIsa> runnable_isas() {
   std::vector<VectorIsa> isas;
@@ -94,15 +90,17 @@ private:
   }
 };
 
-std::vector<Array> run_kernel(const ElementwiseKernel& kernel, const Region& region,
-                              std::vector<Array>& inputs, int64_t rows, int64_t cols) {
+std::vector<Array> run_kernel(const ElementwiseKernel& kernel, const Region& region, std::vector<Array>& inputs,
+                              int64_t rows, int64_t cols) {
   std::vector<Array> outputs;
   for (int32_t out : region.outputs)
     outputs.emplace_back(region.nodes[size_t(out)].dtype, size_t(rows * cols));
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
-  for (Array& a : inputs) in_ptrs.push_back(a.bytes.data());
-  for (Array& a : outputs) out_ptrs.push_back(a.bytes.data());
+  for (Array& a : inputs)
+    in_ptrs.push_back(a.bytes.data());
+  for (Array& a : outputs)
+    out_ptrs.push_back(a.bytes.data());
   REQUIRE(kernel.run(in_ptrs.data(), out_ptrs.data(), rows, cols));
   return outputs;
 }
@@ -222,8 +220,8 @@ Value read_input(const Array& a, size_t i) {
 }
 
 // Every output of the region at every point, by the reference.
-std::vector<std::vector<Value>> ref_region(const Region& region, const std::vector<Array>& inputs,
-                                           int64_t rows, int64_t cols) {
+std::vector<std::vector<Value>> ref_region(const Region& region, const std::vector<Array>& inputs, int64_t rows,
+                                           int64_t cols) {
   std::vector<std::vector<Value>> outputs(region.outputs.size());
   std::vector<Value> values(region.nodes.size());
   for (int64_t r = 0; r < rows; ++r)
@@ -242,7 +240,8 @@ std::vector<std::vector<Value>> ref_region(const Region& region, const std::vect
         }
         values[i] = ref_eval(region.nodes[i], args);
       }
-      for (size_t j = 0; j < region.outputs.size(); ++j) outputs[j].push_back(values[size_t(region.outputs[j])]);
+      for (size_t j = 0; j < region.outputs.size(); ++j)
+        outputs[j].push_back(values[size_t(region.outputs[j])]);
     }
   return outputs;
 }
@@ -286,12 +285,21 @@ struct ErrorStats {
 // Ops whose kernel must match the float reference exactly.
 bool is_exact_op(OpKind kind) {
   switch (kind) {
-  case OpKind::add: case OpKind::sub: case OpKind::mul: case OpKind::div: case OpKind::maximum:
-  case OpKind::minimum: case OpKind::neg: case OpKind::abs: case OpKind::relu: case OpKind::sqrt:
-  case OpKind::compare: case OpKind::where: case OpKind::cast: case OpKind::constant:
-    return true;
-  default:
-    return false;
+  case OpKind::add:
+  case OpKind::sub:
+  case OpKind::mul:
+  case OpKind::div:
+  case OpKind::maximum:
+  case OpKind::minimum:
+  case OpKind::neg:
+  case OpKind::abs:
+  case OpKind::relu:
+  case OpKind::sqrt:
+  case OpKind::compare:
+  case OpKind::where:
+  case OpKind::cast:
+  case OpKind::constant: return true;
+  default: return false;
   }
 }
 
@@ -312,17 +320,20 @@ std::mt19937& rng() {
 
 float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng()); }
 
-const std::vector<float> kEdgeValues = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 2.0f, -3.0f, 1e-40f,
-                                        -1e-40f, FLT_MIN, -FLT_MIN, 1e30f, -1e30f, FLT_MAX, -FLT_MAX,
-                                        kInf, -kInf, kNaN, 88.7f, -87.4f, 100.0f, -100.0f, 1e-8f};
+const std::vector<float> kEdgeValues = {0.0f,   -0.0f,   1.0f,    -1.0f,    0.5f,   -0.5f,  2.0f,    -3.0f,
+                                        1e-40f, -1e-40f, FLT_MIN, -FLT_MIN, 1e30f,  -1e30f, FLT_MAX, -FLT_MAX,
+                                        kInf,   -kInf,   kNaN,    88.7f,    -87.4f, 100.0f, -100.0f, 1e-8f};
 
 // A random value in the op's interesting range; every 11th element an edge value.
 float sample_for(OpKind kind, size_t i) {
   if (i % 11 == 5) return kEdgeValues[(i / 11) % kEdgeValues.size()];
   switch (kind) {
-  case OpKind::log: case OpKind::sqrt: case OpKind::rsqrt: return std::exp(uniform(-80.0f, 80.0f));
+  case OpKind::log:
+  case OpKind::sqrt:
+  case OpKind::rsqrt: return std::exp(uniform(-80.0f, 80.0f));
   case OpKind::exp: return uniform(-100.0f, 88.0f);
-  case OpKind::sin: case OpKind::cos: return uniform(-50.0f, 50.0f);
+  case OpKind::sin:
+  case OpKind::cos: return uniform(-50.0f, 50.0f);
   default: return uniform(-8.0f, 8.0f);
   }
 }
@@ -337,13 +348,13 @@ Region unary_region(const RegionNode& op) {
 
 std::vector<RegionNode> unary_ops() {
   std::vector<RegionNode> ops;
-  for (OpKind k : {OpKind::neg, OpKind::abs, OpKind::exp, OpKind::log, OpKind::sqrt, OpKind::rsqrt,
-                   OpKind::tanh, OpKind::sigmoid, OpKind::relu, OpKind::silu, OpKind::erf, OpKind::sin,
-                   OpKind::cos})
+  for (OpKind k : {OpKind::neg, OpKind::abs, OpKind::exp, OpKind::log, OpKind::sqrt, OpKind::rsqrt, OpKind::tanh,
+                   OpKind::sigmoid, OpKind::relu, OpKind::silu, OpKind::erf, OpKind::sin, OpKind::cos})
     ops.push_back(node(k, {input(0)}));
   ops.push_back(gelu(input(0), "none"));
   ops.push_back(gelu(input(0), "tanh"));
-  for (float c : {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, -2.0f, 7.0f, 0.5f, -0.5f, 2.5f, -1.5f, 0.3f, 9.0f, 10.0f})
+  for (float c :
+       {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, -1.0f, -2.0f, -3.0f, -4.0f, 7.0f, 0.5f, -0.5f, 2.5f, -1.5f, 0.3f, 9.0f, 10.0f})
     ops.push_back(pow_const(input(0), c));
   return ops;
 }
@@ -375,7 +386,8 @@ Bound bound_of(const RegionNode& n) {
   case OpKind::silu: return {3.5, 0};
   case OpKind::erf: return {2, 0};
   case OpKind::gelu: return {n.attrs.get_string("approximate") == "tanh" ? 3.5 : 6.0, 0};
-  case OpKind::sin: case OpKind::cos: return {3, 1.5e-7};
+  case OpKind::sin:
+  case OpKind::cos: return {3, 1.5e-7};
   case OpKind::pow: return {2.5, 0};
   default: return {0, 0};
   }
@@ -393,7 +405,8 @@ TEST_CASE("every unary op matches its std:: reference at every size and on edge 
         CAPTURE(describe(op));
         CAPTURE(n);
         std::vector<Array> in{Array(DType::f32, size_t(n))};
-        for (int64_t i = 0; i < n; ++i) in[0].set_f32(size_t(i), sample_for(op.kind, size_t(i)));
+        for (int64_t i = 0; i < n; ++i)
+          in[0].set_f32(size_t(i), sample_for(op.kind, size_t(i)));
         Array out = run_kernel(*kernel, region, in, 1, n)[0];
         Bound bound = bound_of(op);
         for (int64_t i = 0; i < n; ++i) {
@@ -455,16 +468,30 @@ std::vector<SweepCase> sweep_cases() {
       {"silu", f(OpKind::silu), {{"[-104, 30]", -104, 30}, {"|x| in [2^-40, 2^5]", -40, 5, true, true}}, {}},
       {"erf", f(OpKind::erf), {{"[-5, 5]", -5, 5}, {"|x| in [2^-40, 2^3]", -40, 3, true, true}}, {}},
       {"gelu (erf)", gelu(input(0), "none"), {{"[-14, 10]", -14, 10}, {"|x| in [2^-40, 2^3]", -40, 3, true, true}}, {}},
-      {"gelu (tanh)", gelu(input(0), "tanh"), {{"[-12, 10]", -12, 10}, {"|x| in [2^-40, 2^3]", -40, 3, true, true}}, {}},
-      {"sin", f(OpKind::sin), {{"[-pi, pi]", -M_PI, M_PI}, {"[-1e4, 1e4]", -1e4, 1e4, false, false, false},
-                               {"[-2^24, 2^24]", -16777216.0, 16777216.0, false, false, false}}, {}},
-      {"cos", f(OpKind::cos), {{"[-pi, pi]", -M_PI, M_PI}, {"[-1e4, 1e4]", -1e4, 1e4, false, false, false},
-                               {"[-2^24, 2^24]", -16777216.0, 16777216.0, false, false, false}}, {}},
+      {"gelu (tanh)",
+       gelu(input(0), "tanh"),
+       {{"[-12, 10]", -12, 10}, {"|x| in [2^-40, 2^3]", -40, 3, true, true}},
+       {}},
+      {"sin",
+       f(OpKind::sin),
+       {{"[-pi, pi]", -M_PI, M_PI},
+        {"[-1e4, 1e4]", -1e4, 1e4, false, false, false},
+        {"[-2^24, 2^24]", -16777216.0, 16777216.0, false, false, false}},
+       {}},
+      {"cos",
+       f(OpKind::cos),
+       {{"[-pi, pi]", -M_PI, M_PI},
+        {"[-1e4, 1e4]", -1e4, 1e4, false, false, false},
+        {"[-2^24, 2^24]", -16777216.0, 16777216.0, false, false, false}},
+       {}},
   };
   for (float c : {-2.5f, -1.3f, 0.3f, 1.5f, 2.5f, 3.7f, 9.0f, 10.0f, -12.0f})
-    cases.push_back({"pow(x, " + std::to_string(c).substr(0, 4) + ")", pow_const(input(0), c),
-                     {{"|x| in [2^-30, 2^30]", -30, 30, true, true}}, {}});
-  for (SweepCase& c : cases) c.bound = bound_of(c.op);
+    cases.push_back({"pow(x, " + std::to_string(c).substr(0, 4) + ")",
+                     pow_const(input(0), c),
+                     {{"|x| in [2^-30, 2^30]", -30, 30, true, true}},
+                     {}});
+  for (SweepCase& c : cases)
+    c.bound = bound_of(c.op);
   return cases;
 }
 
@@ -486,14 +513,17 @@ TEST_CASE("transcendental ops stay within their documented error over a dense sw
         std::memcpy(in[0].bytes.data(), xs.data(), kPoints * 4);
         Array out = run_kernel(*kernel, region, in, 1, int64_t(kPoints))[0];
         ErrorStats e;
-        for (size_t i = 0; i < kPoints; ++i) e.add(out.f32(i), ref_unary(sweep.op.kind, xs[i], sweep.op), xs[i]);
+        for (size_t i = 0; i < kPoints; ++i)
+          e.add(out.f32(i), ref_unary(sweep.op.kind, xs[i], sweep.op), xs[i]);
         if (print_table)
-          std::printf("| %s | %s | %s | %.2f | %.2e | %g |\n", vector_isa_name(isa), sweep.name.c_str(),
-                      range.label, e.max_ulps, e.max_abs, e.worst_input);
+          std::printf("| %s | %s | %s | %.2f | %.2e | %g |\n", vector_isa_name(isa), sweep.name.c_str(), range.label,
+                      e.max_ulps, e.max_abs, e.worst_input);
         CAPTURE(e.worst_input);
         CHECK(e.specials_match);
-        if (range.ulps) CHECK(e.max_ulps <= sweep.bound.ulps);
-        else CHECK(e.max_abs <= sweep.bound.abs);
+        if (range.ulps)
+          CHECK(e.max_ulps <= sweep.bound.ulps);
+        else
+          CHECK(e.max_abs <= sweep.bound.abs);
       }
     }
   }
@@ -501,9 +531,8 @@ TEST_CASE("transcendental ops stay within their documented error over a dense sw
 
 namespace {
 
-void check_region_matches_reference(const Region& region, const ElementwiseKernel& kernel,
-                                    std::vector<Array>& inputs, int64_t rows, int64_t cols,
-                                    double tolerance) {
+void check_region_matches_reference(const Region& region, const ElementwiseKernel& kernel, std::vector<Array>& inputs,
+                                    int64_t rows, int64_t cols, double tolerance) {
   std::vector<Array> got = run_kernel(kernel, region, inputs, rows, cols);
   std::vector<std::vector<Value>> want = ref_region(region, inputs, rows, cols);
   for (size_t j = 0; j < got.size(); ++j) {
@@ -517,8 +546,8 @@ void check_region_matches_reference(const Region& region, const ElementwiseKerne
       }
       if (!ok && mismatches++ < 3)
         FAIL_CHECK("output " << j << " element " << i << " (row " << int64_t(i) / cols << "): got "
-                             << (w.dtype == DType::f32 ? got[j].f32(i) : double(got[j].i32(i)))
-                             << " want " << (w.dtype == DType::f32 ? w.f : double(w.i)));
+                             << (w.dtype == DType::f32 ? got[j].f32(i) : double(got[j].i32(i))) << " want "
+                             << (w.dtype == DType::f32 ? w.f : double(w.i)));
     }
     CHECK(mismatches == 0);
   }
@@ -555,7 +584,8 @@ TEST_CASE("binary ops and compare match float arithmetic exactly, edge values in
   std::vector<RegionNode> ops;
   for (OpKind k : {OpKind::add, OpKind::sub, OpKind::mul, OpKind::div, OpKind::maximum, OpKind::minimum})
     ops.push_back(node(k, {input(0), input(1)}));
-  for (const char* p : {"eq", "ne", "lt", "le", "gt", "ge"}) ops.push_back(compare(input(0), input(1), p));
+  for (const char* p : {"eq", "ne", "lt", "le", "gt", "ge"})
+    ops.push_back(compare(input(0), input(1), p));
   for (VectorIsa isa : runnable_isas()) {
     for (const RegionNode& op : ops) {
       Region region = binary_region(op);
@@ -580,19 +610,18 @@ TEST_CASE("binary ops and compare match float arithmetic exactly, edge values in
 
 TEST_CASE("where selects per lane and casts convert between f32, i32 and bool like static_cast") {
   Region region;
-  region.inputs = {{Broadcast::full, DType::boolean}, {Broadcast::full, DType::f32},
-                   {Broadcast::full, DType::i32}};
+  region.inputs = {{Broadcast::full, DType::boolean}, {Broadcast::full, DType::f32}, {Broadcast::full, DType::i32}};
   region.nodes = {
-      cast(input(1), DType::i32),                       // 0: f32 -> i32, truncating
-      cast(input(2), DType::f32),                       // 1: i32 -> f32
-      cast(input(0), DType::f32),                       // 2: bool -> f32
-      cast(input(0), DType::i32),                       // 3: bool -> i32
-      cast(input(1), DType::boolean),                   // 4: f32 -> bool
-      cast(input(2), DType::boolean),                   // 5: i32 -> bool
-      node(OpKind::where, {input(0), input(1), 1}),     // 6: where on f32
-      node(OpKind::where, {4, input(2), 0}, DType::i32), // 7: where on i32
+      cast(input(1), DType::i32),                            // 0: f32 -> i32, truncating
+      cast(input(2), DType::f32),                            // 1: i32 -> f32
+      cast(input(0), DType::f32),                            // 2: bool -> f32
+      cast(input(0), DType::i32),                            // 3: bool -> i32
+      cast(input(1), DType::boolean),                        // 4: f32 -> bool
+      cast(input(2), DType::boolean),                        // 5: i32 -> bool
+      node(OpKind::where, {input(0), input(1), 1}),          // 6: where on f32
+      node(OpKind::where, {4, input(2), 0}, DType::i32),     // 7: where on i32
       node(OpKind::where, {input(0), 5, 4}, DType::boolean), // 8: where on bool
-      cast(input(1), DType::f32),                       // 9: the identity cast
+      cast(input(1), DType::f32),                            // 9: the identity cast
   };
   region.outputs = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
   for (VectorIsa isa : runnable_isas()) {
@@ -613,26 +642,26 @@ TEST_CASE("where selects per lane and casts convert between f32, i32 and bool li
 
 TEST_CASE("broadcast scalars, rows and columns of every dtype line up with the iteration space") {
   Region region;
-  region.inputs = {{Broadcast::full, DType::f32},   {Broadcast::row, DType::f32},
-                   {Broadcast::column, DType::f32}, {Broadcast::scalar, DType::f32},
+  region.inputs = {{Broadcast::full, DType::f32},       {Broadcast::row, DType::f32},
+                   {Broadcast::column, DType::f32},     {Broadcast::scalar, DType::f32},
                    {Broadcast::column, DType::boolean}, {Broadcast::row, DType::boolean},
-                   {Broadcast::scalar, DType::i32}, {Broadcast::row, DType::i32}};
+                   {Broadcast::scalar, DType::i32},     {Broadcast::row, DType::i32}};
   region.nodes = {
-      node(OpKind::mul, {input(1), input(2)}),              // 0: row * column
-      node(OpKind::add, {input(0), 0}),                     // 1
-      node(OpKind::sub, {1, input(3)}),                     // 2
-      node(OpKind::where, {input(4), 2, input(0)}),         // 3: column-wise choice
-      node(OpKind::where, {input(5), 3, input(1)}),         // 4: row-wise choice
-      node(OpKind::add, {input(6), input(7)}, DType::i32),  // 5 would be i32 add: replaced below
+      node(OpKind::mul, {input(1), input(2)}),             // 0: row * column
+      node(OpKind::add, {input(0), 0}),                    // 1
+      node(OpKind::sub, {1, input(3)}),                    // 2
+      node(OpKind::where, {input(4), 2, input(0)}),        // 3: column-wise choice
+      node(OpKind::where, {input(5), 3, input(1)}),        // 4: row-wise choice
+      node(OpKind::add, {input(6), input(7)}, DType::i32), // 5 would be i32 add: replaced below
   };
   region.nodes.pop_back();
-  region.nodes.push_back(cast(input(6), DType::f32));      // 5: scalar i32
-  region.nodes.push_back(cast(input(7), DType::f32));      // 6: row i32
-  region.nodes.push_back(node(OpKind::add, {5, 6}));       // 7
-  region.nodes.push_back(compare(4, 7, "gt"));             // 8: bool output
+  region.nodes.push_back(cast(input(6), DType::f32)); // 5: scalar i32
+  region.nodes.push_back(cast(input(7), DType::f32)); // 6: row i32
+  region.nodes.push_back(node(OpKind::add, {5, 6}));  // 7
+  region.nodes.push_back(compare(4, 7, "gt"));        // 8: bool output
   region.outputs = {4, 7, 8, 3};
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {
-      {1, 1}, {1, 7}, {3, 15}, {5, 16}, {4, 17}, {2, 1023}, {1, 65537}, {300, 33}, {65537, 1}, {9, 31}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1},    {1, 7},     {3, 15},   {5, 16},    {4, 17},
+                                                           {2, 1023}, {1, 65537}, {300, 33}, {65537, 1}, {9, 31}};
   for (VectorIsa isa : runnable_isas()) {
     auto kernel = compile_or_fail(region, isa);
     for (auto [rows, cols] : shapes) {
@@ -680,7 +709,8 @@ Region random_region(std::mt19937& g) {
   Region region;
   const Broadcast forms[] = {Broadcast::full, Broadcast::row, Broadcast::column, Broadcast::scalar};
   size_t num_f32 = 1 + pick(4);
-  for (size_t k = 0; k < num_f32; ++k) region.inputs.push_back({forms[pick(4)], DType::f32});
+  for (size_t k = 0; k < num_f32; ++k)
+    region.inputs.push_back({forms[pick(4)], DType::f32});
   region.inputs.push_back({forms[pick(4)], DType::boolean});
   std::vector<int32_t> f32_values, exact_values, bool_values = {input(int(num_f32))};
   for (size_t k = 0; k < num_f32; ++k) {
@@ -695,28 +725,39 @@ Region random_region(std::mt19937& g) {
     const auto index = int32_t(region.nodes.size());
     bool exact = false;
     switch (pick(7)) {
-    case 0: region.nodes.push_back(node(exact_binary[pick(5)], {f32_values[pick(f32_values.size())],
-                                                                f32_values[pick(f32_values.size())]})); break;
-    case 1: region.nodes.push_back(node(exact_binary[pick(5)], {exact_values[pick(exact_values.size())],
-                                                                exact_values[pick(exact_values.size())]}));
-            exact = true; break;
+    case 0:
+      region.nodes.push_back(
+          node(exact_binary[pick(5)], {f32_values[pick(f32_values.size())], f32_values[pick(f32_values.size())]}));
+      break;
+    case 1:
+      region.nodes.push_back(node(exact_binary[pick(5)],
+                                  {exact_values[pick(exact_values.size())], exact_values[pick(exact_values.size())]}));
+      exact = true;
+      break;
     case 2: region.nodes.push_back(node(exact_unary[pick(3)], {f32_values[pick(f32_values.size())]})); break;
     case 3: region.nodes.push_back(node(bounded_unary[pick(5)], {f32_values[pick(f32_values.size())]})); break;
-    case 4: region.nodes.push_back(compare(exact_values[pick(exact_values.size())],
-                                           exact_values[pick(exact_values.size())], pick(2) ? "lt" : "ge"));
-            bool_values.push_back(index);
-            continue;
-    case 5: region.nodes.push_back(node(OpKind::where, {bool_values[pick(bool_values.size())],
-                                                        f32_values[pick(f32_values.size())],
-                                                        f32_values[pick(f32_values.size())]})); break;
-    default: region.nodes.push_back(constant(uniform(-2.0f, 2.0f))); exact = true; break;
+    case 4:
+      region.nodes.push_back(compare(exact_values[pick(exact_values.size())], exact_values[pick(exact_values.size())],
+                                     pick(2) ? "lt" : "ge"));
+      bool_values.push_back(index);
+      continue;
+    case 5:
+      region.nodes.push_back(
+          node(OpKind::where, {bool_values[pick(bool_values.size())], f32_values[pick(f32_values.size())],
+                               f32_values[pick(f32_values.size())]}));
+      break;
+    default:
+      region.nodes.push_back(constant(uniform(-2.0f, 2.0f)));
+      exact = true;
+      break;
     }
     f32_values.push_back(index);
     if (exact) exact_values.push_back(index);
   }
   // The last node and one or two earlier ones are outputs.
   region.outputs.push_back(int32_t(region.nodes.size() - 1));
-  for (size_t extra = pick(3); extra > 0; --extra) region.outputs.push_back(int32_t(pick(region.nodes.size())));
+  for (size_t extra = pick(3); extra > 0; --extra)
+    region.outputs.push_back(int32_t(pick(region.nodes.size())));
   return region;
 }
 
@@ -766,7 +807,8 @@ TEST_CASE("AVX2 and AVX-512 kernels give bit-identical results where both run") 
     auto wide = compile_or_fail(region, VectorIsa::avx512);
     auto narrow = compile_or_fail(region, VectorIsa::avx2);
     std::vector<Array> in{Array(DType::f32, 4099)};
-    for (size_t i = 0; i < in[0].size(); ++i) in[0].set_f32(i, sample_for(op.kind, i));
+    for (size_t i = 0; i < in[0].size(); ++i)
+      in[0].set_f32(i, sample_for(op.kind, i));
     Array a = run_kernel(*wide, region, in, 1, 4099)[0];
     Array b = run_kernel(*narrow, region, in, 1, 4099)[0];
     CAPTURE(describe(op));
@@ -807,7 +849,8 @@ TEST_CASE("KILN_JIT_DUMP writes each newly generated kernel's bytes to the direc
   auto kernel = compile_or_fail(region, runnable_isas().back());
   ::unsetenv("KILN_JIT_DUMP");
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path());
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    files.push_back(entry.path());
   REQUIRE(files.size() == 1);
   CHECK(files[0].filename().string().find(vector_isa_name(kernel->isa())) != std::string::npos);
   std::ifstream file(files[0], std::ios::binary);
@@ -913,14 +956,18 @@ TEST_CASE("run refuses negative dims and null pointers and does nothing for an e
 TEST_CASE("AVX-512 code generates for every op on any CPU, and objdump decodes all of it") {
   // Generation needs no AVX-512 CPU; running it does. objdump, when present, checks the encoding.
   std::vector<Region> regions;
-  for (const RegionNode& op : unary_ops()) regions.push_back(unary_region(op));
+  for (const RegionNode& op : unary_ops())
+    regions.push_back(unary_region(op));
   std::mt19937 g(11u);
-  for (int i = 0; i < 20; ++i) regions.push_back(random_region(g));
+  for (int i = 0; i < 20; ++i)
+    regions.push_back(random_region(g));
   Region bools;
-  bools.inputs = {{Broadcast::full, DType::boolean}, {Broadcast::column, DType::boolean},
-                  {Broadcast::full, DType::f32}, {Broadcast::full, DType::i32}};
-  bools.nodes = {node(OpKind::where, {input(0), input(1), input(1)}, DType::boolean),
-                 cast(input(2), DType::boolean), cast(input(3), DType::boolean), cast(input(2), DType::i32)};
+  bools.inputs = {{Broadcast::full, DType::boolean},
+                  {Broadcast::column, DType::boolean},
+                  {Broadcast::full, DType::f32},
+                  {Broadcast::full, DType::i32}};
+  bools.nodes = {node(OpKind::where, {input(0), input(1), input(1)}, DType::boolean), cast(input(2), DType::boolean),
+                 cast(input(3), DType::boolean), cast(input(2), DType::i32)};
   bools.outputs = {0, 1, 2, 3};
   regions.push_back(bools);
   const bool have_objdump = std::system("objdump --version > /dev/null 2>&1") == 0;
@@ -934,9 +981,9 @@ TEST_CASE("AVX-512 code generates for every op on any CPU, and objdump decodes a
     auto path = std::filesystem::temp_directory_path() / ("kiln_avx512_" + std::to_string(::getpid()) + ".bin");
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(code->generator->getCode()), std::streamsize(code->generator->getSize()));
-    std::string command = "objdump -D -b binary -mi386:x86-64 --stop-address=" +
-                          std::to_string(code->instruction_bytes) + " " + path.string() +
-                          " | grep -c '(bad)' > " + path.string() + ".count";
+    std::string command =
+        "objdump -D -b binary -mi386:x86-64 --stop-address=" + std::to_string(code->instruction_bytes) + " " +
+        path.string() + " | grep -c '(bad)' > " + path.string() + ".count";
     CHECK(std::system(command.c_str()) != -1);
     std::ifstream count_file(path.string() + ".count");
     int bad = -1;

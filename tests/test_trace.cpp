@@ -164,7 +164,7 @@ TEST_CASE("buffer_store writes buffers and refuses tensors") {
   std::string shape_msg = message_of([&] {
     stage([](Tensor buf, Tensor x) { F::buffer_store(buf, F::concat({x, x}, 0)); })(b, t);
   });
-  CHECK(shape_msg.find("stores f32 [4] into a buffer of buffer f32 [2]") != std::string::npos);
+  CHECK(shape_msg.find("stores f32 [4] into a buffer of f32 [2]") != std::string::npos);
 }
 
 TEST_CASE("constant_external declares a weight with its layout") {

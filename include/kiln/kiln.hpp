@@ -5,6 +5,7 @@
 #include <kiln/dtype.hpp>
 #include <kiln/error.hpp>
 #include <kiln/functional.hpp>
+#include <kiln/io.hpp>
 #include <kiln/layout.hpp>
 #include <kiln/shape.hpp>
 #include <kiln/stage.hpp>

@@ -80,19 +80,19 @@ template <> struct SpecTraits<TensorLayout> { using traced = Tensor; };
 template <> struct SpecTraits<BufferLayout> { using traced = Tensor; };
 template <class T> requires is_baked_v<T> struct SpecTraits<T> { using traced = T; };
 template <> struct SpecTraits<const char*> { using traced = std::string; };
-template <class S, class A> struct SpecTraits<std::vector<S, A>> {
+template <class S, class A> requires SpecType<S> struct SpecTraits<std::vector<S, A>> {
   using traced = std::vector<typename SpecTraits<S>::traced>;
 };
-template <class S, size_t N> struct SpecTraits<std::array<S, N>> {
+template <class S, size_t N> requires SpecType<S> struct SpecTraits<std::array<S, N>> {
   using traced = std::array<typename SpecTraits<S>::traced, N>;
 };
-template <class A, class B> struct SpecTraits<std::pair<A, B>> {
+template <class A, class B> requires(SpecType<A> && SpecType<B>) struct SpecTraits<std::pair<A, B>> {
   using traced = std::pair<typename SpecTraits<A>::traced, typename SpecTraits<B>::traced>;
 };
-template <class... S> struct SpecTraits<std::tuple<S...>> {
+template <class... S> requires(SpecType<S> && ...) struct SpecTraits<std::tuple<S...>> {
   using traced = std::tuple<typename SpecTraits<S>::traced...>;
 };
-template <class S, class C, class A> struct SpecTraits<std::map<std::string, S, C, A>> {
+template <class S, class C, class A> requires SpecType<S> struct SpecTraits<std::map<std::string, S, C, A>> {
   using traced = std::map<std::string, typename SpecTraits<S>::traced>;
 };
 

@@ -1,5 +1,5 @@
-#include "interp/kernels/kernels.hpp"
 #include "interp/kernels/kernel_support.hpp"
+#include "interp/kernels/kernels.hpp"
 #include <Eigen/Core>
 #include <cmath>
 
@@ -17,8 +17,8 @@ std::array<int64_t, 2> pair_attr(const ir::Op& op, const std::string& name, int6
   if (!op.attrs.has(name)) return {fallback, fallback};
   const auto& v = op.attrs.get_ints(name);
   if (v.size() != 2)
-    throw Error(ErrorKind::shape, op_place(op) + ": attribute '" + name + "' needs 2 values, got " +
-                                      std::to_string(v.size()));
+    throw Error(ErrorKind::shape,
+                op_place(op) + ": attribute '" + name + "' needs 2 values, got " + std::to_string(v.size()));
   return {v[0], v[1]};
 }
 
@@ -97,11 +97,11 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
     }
     Eigen::Map<const Matrix> cols(pointwise ? image : col.data(), patch, s.out_plane());
     Eigen::Map<const Matrix> kernel(weight + g * s.group_out() * patch, s.group_out(), patch);
-    Eigen::Map<Matrix> out(y + (n * s.out_channels + g * s.group_out()) * s.out_plane(), s.group_out(),
-                           s.out_plane());
+    Eigen::Map<Matrix> out(y + (n * s.out_channels + g * s.group_out()) * s.out_plane(), s.group_out(), s.out_plane());
     out.noalias() = kernel * cols;
     if (bias)
-      for (int64_t o = 0; o < s.group_out(); ++o) out.row(o).array() += bias[g * s.group_out() + o];
+      for (int64_t o = 0; o < s.group_out(); ++o)
+        out.row(o).array() += bias[g * s.group_out() + o];
   };
   const int64_t tasks = s.batch * s.groups;
   parallel_for(tasks, tasks >= num_threads() && worth_parallel(tasks * s.group_out() * patch * s.out_plane()),
@@ -116,8 +116,7 @@ template <class T> void pool_typed(const KernelArgs& args, const Window& w, Pool
   const bool include_pad = !args.op.attrs.has("count_include_pad") || args.op.attrs.get_bool("count_include_pad");
   const T* x = args.inputs[0].as<const T>();
   T* y = args.outputs[0].as<T>();
-  parallel_for(xd[0] * xd[1], worth_parallel(xd[0] * xd[1] * out_height * out_width * w.kh * w.kw),
-               [&](int64_t plane) {
+  parallel_for(xd[0] * xd[1], worth_parallel(xd[0] * xd[1] * out_height * out_width * w.kh * w.kw), [&](int64_t plane) {
     const T* in = x + plane * height * width;
     T* out = y + plane * out_height * out_width;
     for (int64_t oh = 0; oh < out_height; ++oh)
@@ -157,8 +156,14 @@ void conv2d(const KernelArgs& args) {
   const auto stride = pair_attr(args.op, "stride", 1), padding = pair_attr(args.op, "padding", 0),
              dilation = pair_attr(args.op, "dilation", 1);
   std::span<const int64_t> k = args.inputs[1].dims;
-  const Window w{k.size() == 4 ? k[2] : 0, k.size() == 4 ? k[3] : 0, stride[0], stride[1],
-                 padding[0],               padding[1],               dilation[0], dilation[1]};
+  const Window w{k.size() == 4 ? k[2] : 0,
+                 k.size() == 4 ? k[3] : 0,
+                 stride[0],
+                 stride[1],
+                 padding[0],
+                 padding[1],
+                 dilation[0],
+                 dilation[1]};
   const ConvShape s = conv_shape(args, w);
   if (has_half_operand(args)) return run_in_f32(args, conv2d);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,

@@ -1,5 +1,5 @@
-#include "interp/kernels/kernels.hpp"
 #include "interp/kernels/kernel_support.hpp"
+#include "interp/kernels/kernels.hpp"
 
 namespace kiln::interp {
 
@@ -22,7 +22,8 @@ void arange(const KernelArgs& args) {
     using E = decltype(e);
     auto* out = y.as<typename E::Storage>();
     for_each_range(y.numel(), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = storage_from_double<E>(start + double(i) * step);
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = storage_from_double<E>(start + double(i) * step);
     });
   });
 }

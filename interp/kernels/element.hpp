@@ -52,8 +52,10 @@ template <> struct Element<DType::boolean> {
 };
 
 template <class T> bool is_nan(T v) {
-  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 // The conversion rule of `cast`: float -> integer truncates toward zero and saturates at the
@@ -79,20 +81,28 @@ template <class E> typename E::Storage storage_from_double(double v) {
 
 // Signed integer arithmetic wraps around (as numpy does) instead of being undefined on overflow.
 template <class T> T wrapping_add(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
-  else return a + b;
+  if constexpr (std::is_integral_v<T>)
+    return T(std::make_unsigned_t<T>(a) + std::make_unsigned_t<T>(b));
+  else
+    return a + b;
 }
 template <class T> T wrapping_sub(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(a) - std::make_unsigned_t<T>(b));
-  else return a - b;
+  if constexpr (std::is_integral_v<T>)
+    return T(std::make_unsigned_t<T>(a) - std::make_unsigned_t<T>(b));
+  else
+    return a - b;
 }
 template <class T> T wrapping_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(a) * std::make_unsigned_t<T>(b));
-  else return a * b;
+  if constexpr (std::is_integral_v<T>)
+    return T(std::make_unsigned_t<T>(a) * std::make_unsigned_t<T>(b));
+  else
+    return a * b;
 }
 template <class T> T wrapping_neg(T a) {
-  if constexpr (std::is_integral_v<T>) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
-  else return -a;
+  if constexpr (std::is_integral_v<T>)
+    return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
+  else
+    return -a;
 }
 
 // max/min that propagate NaN from either side (numpy maximum/minimum, torch max).

@@ -12,12 +12,14 @@ template <class E, class Fn> void unary_map(const KernelArgs& args, Fn fn) {
   const S* x = args.inputs[0].as<const S>();
   S* y = args.outputs[0].as<S>();
   for_each_range(args.outputs[0].numel(), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = E::store(fn(E::load(x[i])));
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = E::store(fn(E::load(x[i])));
   });
 }
 
 template <class DTypes, class Fn> void unary(const KernelArgs& args, Fn fn) {
   require_same_dtype(args, {0});
+  require_same_dims(args);
   dispatch_dtype(DTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { unary_map<decltype(e)>(args, fn); });
 }
 
@@ -37,13 +39,16 @@ template <class In, class Out, class Fn> void binary_map(const KernelArgs& args,
     const S* y = b_data + in[1];
     R* z = out_data + out_offset;
     if (a_contiguous && b_contiguous) {
-      for (int64_t i = 0; i < count; ++i) z[i] = Out::store(fn(In::load(x[i]), In::load(y[i])));
+      for (int64_t i = 0; i < count; ++i)
+        z[i] = Out::store(fn(In::load(x[i]), In::load(y[i])));
     } else if (!a_contiguous) {
       const auto x0 = In::load(x[0]);
-      for (int64_t i = 0; i < count; ++i) z[i] = Out::store(fn(x0, In::load(y[i])));
+      for (int64_t i = 0; i < count; ++i)
+        z[i] = Out::store(fn(x0, In::load(y[i])));
     } else {
       const auto y0 = In::load(y[0]);
-      for (int64_t i = 0; i < count; ++i) z[i] = Out::store(fn(In::load(x[i]), y0));
+      for (int64_t i = 0; i < count; ++i)
+        z[i] = Out::store(fn(In::load(x[i]), y0));
     }
   });
 }
@@ -65,8 +70,10 @@ template <class T> T divide(T a, T b) {
 }
 
 template <class T> T absolute(T x) {
-  if constexpr (std::is_integral_v<T>) return x < 0 ? wrapping_neg(x) : x;
-  else return std::abs(x);
+  if constexpr (std::is_integral_v<T>)
+    return x < 0 ? wrapping_neg(x) : x;
+  else
+    return std::abs(x);
 }
 
 template <class T> T sigmoid_of(T x) {
@@ -190,13 +197,13 @@ void where(const KernelArgs& args) {
     W* out_data = out.as<W>();
     for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 3> in, int64_t count) {
       for (int64_t i = 0; i < count; ++i)
-        out_data[out_offset + i] =
-            c_data[in[0] + i * sc] ? a_data[in[1] + i * sa] : b_data[in[2] + i * sb];
+        out_data[out_offset + i] = c_data[in[0] + i * sc] ? a_data[in[1] + i * sa] : b_data[in[2] + i * sb];
     });
   });
 }
 
 void cast(const KernelArgs& args) {
+  require_same_dims(args);
   const View &x = args.inputs[0], &y = args.outputs[0];
   dispatch_dtype(AllDTypes{}, x.dtype, args.op, [&](auto from) {
     dispatch_dtype(AllDTypes{}, y.dtype, args.op, [&](auto to) {

@@ -10,8 +10,7 @@ std::string op_place(const ir::Op& op) {
 }
 
 void throw_unsupported_dtype(const ir::Op& op, DType dtype) {
-  throw Error(ErrorKind::dtype,
-              op_place(op) + ": the interpreter has no kernel for dtype " + dtype_name(dtype));
+  throw Error(ErrorKind::dtype, op_place(op) + ": the interpreter has no kernel for dtype " + dtype_name(dtype));
 }
 
 namespace {
@@ -23,33 +22,44 @@ void check_dtype(const KernelArgs& args, const View& v, DType expected, const ch
 }
 
 void check_outputs(const KernelArgs& args, DType expected) {
-  for (size_t i = 0; i < args.outputs.size(); ++i) check_dtype(args, args.outputs[i], expected, "result", i);
+  for (size_t i = 0; i < args.outputs.size(); ++i)
+    check_dtype(args, args.outputs[i], expected, "result", i);
 }
 
 } // namespace
 
 void require_same_dtype(const KernelArgs& args, std::initializer_list<size_t> inputs, bool outputs) {
   const DType expected = args.inputs[*inputs.begin()].dtype;
-  for (size_t i : inputs) check_dtype(args, args.inputs[i], expected, "operand", i);
+  for (size_t i : inputs)
+    check_dtype(args, args.inputs[i], expected, "operand", i);
   if (outputs) check_outputs(args, expected);
 }
 
 void require_uniform_dtype(const KernelArgs& args) {
   const DType expected = args.inputs[0].dtype;
-  for (size_t i = 0; i < args.inputs.size(); ++i) check_dtype(args, args.inputs[i], expected, "operand", i);
+  for (size_t i = 0; i < args.inputs.size(); ++i)
+    check_dtype(args, args.inputs[i], expected, "operand", i);
   check_outputs(args, expected);
+}
+
+void require_same_dims(const KernelArgs& args) {
+  std::span<const int64_t> in = args.inputs[0].dims, out = args.outputs[0].dims;
+  if (!std::equal(in.begin(), in.end(), out.begin(), out.end()))
+    throw Error(ErrorKind::shape, op_place(args.op) + ": result dims " + dims_string(out) +
+                                      " differ from operand dims " + dims_string(in));
 }
 
 int64_t normalize_axis(const ir::Op& op, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
-    throw Error(ErrorKind::shape, op_place(op) + ": axis " + std::to_string(axis) + " is out of range for rank " +
-                                      std::to_string(rank));
+    throw Error(ErrorKind::shape,
+                op_place(op) + ": axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
 }
 
 std::string dims_string(std::span<const int64_t> dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 #include "interp/kernel.hpp"
 #include "interp/kernels/element.hpp"
-#include <kiln/error.hpp>
 #include <algorithm>
 #include <cstdint>
+#include <kiln/error.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,6 +18,8 @@ std::string op_place(const ir::Op& op);
 void require_same_dtype(const KernelArgs& args, std::initializer_list<size_t> inputs, bool outputs = true);
 // Every input and output has inputs[0]'s dtype: kiln::Error(dtype) otherwise.
 void require_uniform_dtype(const KernelArgs& args);
+// The result has operand 0's dims (ops that keep the shape): kiln::Error(shape) otherwise.
+void require_same_dims(const KernelArgs& args);
 // Normalises a possibly negative axis; kiln::Error(shape) naming the op when out of range.
 int64_t normalize_axis(const ir::Op& op, int64_t axis, int64_t rank);
 
@@ -63,10 +65,12 @@ template <class Body> void parallel_for(int64_t count, bool parallel, Body&& bod
 #ifdef _OPENMP
   const int threads = parallel && count > 1 ? num_threads() : 1;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-  for (int64_t i = 0; i < count; ++i) body(i);
+  for (int64_t i = 0; i < count; ++i)
+    body(i);
 #else
   (void)parallel;
-  for (int64_t i = 0; i < count; ++i) body(i);
+  for (int64_t i = 0; i < count; ++i)
+    body(i);
 #endif
 }
 
@@ -81,7 +85,8 @@ template <class Body> void for_each_range(int64_t n, Body&& body) {
 
 inline int64_t product(std::span<const int64_t> dims) {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims)
+    n *= d;
   return n;
 }
 // "[3, 4]"

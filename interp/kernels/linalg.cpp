@@ -15,15 +15,14 @@ struct BatchTriple {
 
 std::vector<BatchTriple> batch_triples(const KernelArgs& args) {
   const View &a = args.inputs[0], &b = args.inputs[1], &out = args.outputs[0];
-  const StridedLoop<2> loop =
-      broadcast_loop<2>(out.dims.first(out.dims.size() - 2),
-                        {a.dims.first(a.dims.size() - 2), b.dims.first(b.dims.size() - 2)}, args.op);
+  const StridedLoop<2> loop = broadcast_loop<2>(
+      out.dims.first(out.dims.size() - 2), {a.dims.first(a.dims.size() - 2), b.dims.first(b.dims.size() - 2)}, args.op);
   std::vector<BatchTriple> triples;
   for (int64_t row = 0; row < loop.rows(); ++row) {
     const std::array<int64_t, 2> start = loop.row_offsets(row);
     for (int64_t i = 0; i < loop.inner(); ++i)
-      triples.push_back({start[0] + i * loop.inner_stride(0), start[1] + i * loop.inner_stride(1),
-                         row * loop.inner() + i});
+      triples.push_back(
+          {start[0] + i * loop.inner_stride(0), start[1] + i * loop.inner_stride(1), row * loop.inner() + i});
   }
   return triples;
 }
@@ -33,8 +32,8 @@ void check_matmul_dims(const KernelArgs& args) {
   const bool ranks_ok = a.size() >= 2 && b.size() >= 2 && out.size() == std::max(a.size(), b.size());
   if (!ranks_ok || a[a.size() - 1] != b[b.size() - 2] || out[out.size() - 2] != a[a.size() - 2] ||
       out.back() != b.back())
-    throw Error(ErrorKind::shape, op_place(args.op) + ": cannot multiply " + dims_string(a) + " by " +
-                                      dims_string(b) + " into " + dims_string(out));
+    throw Error(ErrorKind::shape, op_place(args.op) + ": cannot multiply " + dims_string(a) + " by " + dims_string(b) +
+                                      " into " + dims_string(out));
 }
 
 // One Eigen GEMM per batch. Many small batches run in parallel (Eigen then stays on one thread);

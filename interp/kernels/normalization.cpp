@@ -1,5 +1,5 @@
-#include "interp/kernels/kernels.hpp"
 #include "interp/kernels/kernel_support.hpp"
+#include "interp/kernels/kernels.hpp"
 #include <cmath>
 
 namespace kiln::interp {
@@ -38,9 +38,11 @@ template <class T> void layer_norm_typed(const KernelArgs& args) {
     const T* in = x + r * s.features;
     T* out = y + r * s.features;
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < s.features; ++i) mean += in[i];
+    for (int64_t i = 0; i < s.features; ++i)
+      mean += in[i];
     mean /= double(s.features);
-    for (int64_t i = 0; i < s.features; ++i) var += (in[i] - mean) * (in[i] - mean);
+    for (int64_t i = 0; i < s.features; ++i)
+      var += (in[i] - mean) * (in[i] - mean);
     const double inv_std = 1.0 / std::sqrt(var / double(s.features) + eps);
     for (int64_t i = 0; i < s.features; ++i) {
       double v = (in[i] - mean) * inv_std;
@@ -62,9 +64,11 @@ template <class T> void rms_norm_typed(const KernelArgs& args) {
     const T* in = x + r * s.features;
     T* out = y + r * s.features;
     double mean_square = 0;
-    for (int64_t i = 0; i < s.features; ++i) mean_square += double(in[i]) * in[i];
+    for (int64_t i = 0; i < s.features; ++i)
+      mean_square += double(in[i]) * in[i];
     const double inv_rms = 1.0 / std::sqrt(mean_square / double(s.features) + eps);
-    for (int64_t i = 0; i < s.features; ++i) out[i] = T(in[i] * inv_rms * (weight ? double(weight[i]) : 1.0));
+    for (int64_t i = 0; i < s.features; ++i)
+      out[i] = T(in[i] * inv_rms * (weight ? double(weight[i]) : 1.0));
   });
 }
 
@@ -93,12 +97,14 @@ template <class T> void batch_norm_typed(const KernelArgs& args) {
   T* y = args.outputs[0].as<T>();
   parallel_for(batch * channels, worth_parallel(batch * channels * plane), [&](int64_t nc) {
     const size_t c = size_t(nc % channels);
-    for (int64_t i = nc * plane; i < (nc + 1) * plane; ++i) y[i] = T(x[i] * scale[c] + shift[c]);
+    for (int64_t i = nc * plane; i < (nc + 1) * plane; ++i)
+      y[i] = T(x[i] * scale[c] + shift[c]);
   });
 }
 
 template <class Typed> void normalization(const KernelArgs& args, Kernel self, Typed typed) {
   require_uniform_dtype(args);
+  require_same_dims(args);
   if (has_half_operand(args)) return run_in_f32(args, self);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { typed(e); });
 }

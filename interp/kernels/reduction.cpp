@@ -1,5 +1,5 @@
-#include "interp/kernels/kernels.hpp"
 #include "interp/kernels/kernel_support.hpp"
+#include "interp/kernels/kernels.hpp"
 #include <array>
 
 namespace kiln::interp {
@@ -21,12 +21,15 @@ struct AxisGroup {
 std::vector<AxisGroup> axis_groups(const ir::Op& op, std::span<const int64_t> dims) {
   const auto& axes = op.attrs.get_ints("axes");
   std::vector<bool> reduced(dims.size(), axes.empty());
-  for (int64_t axis : axes) reduced[size_t(normalize_axis(op, axis, int64_t(dims.size())))] = true;
+  for (int64_t axis : axes)
+    reduced[size_t(normalize_axis(op, axis, int64_t(dims.size())))] = true;
   std::vector<AxisGroup> groups;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] == 1) continue;
-    if (!groups.empty() && groups.back().reduced == reduced[d]) groups.back().size *= dims[d];
-    else groups.push_back({dims[d], reduced[d]});
+    if (!groups.empty() && groups.back().reduced == reduced[d])
+      groups.back().size *= dims[d];
+    else
+      groups.push_back({dims[d], reduced[d]});
   }
   return groups;
 }
@@ -39,10 +42,12 @@ void reduce_middle(int64_t outer, int64_t middle, int64_t inner, Load load, Comb
   parallel_for(outer * blocks, worth_parallel(outer * middle * inner), [&](int64_t task) {
     const int64_t o = task / blocks, begin = (task % blocks) * block, end = std::min(inner, begin + block);
     Acc* row = out + o * inner;
-    for (int64_t i = begin; i < end; ++i) row[i] = load(o * middle * inner + i);
+    for (int64_t i = begin; i < end; ++i)
+      row[i] = load(o * middle * inner + i);
     for (int64_t m = 1; m < middle; ++m) {
       const int64_t base = (o * middle + m) * inner;
-      for (int64_t i = begin; i < end; ++i) row[i] = combine(row[i], load(base + i));
+      for (int64_t i = begin; i < end; ++i)
+        row[i] = combine(row[i], load(base + i));
     }
   });
 }
@@ -56,9 +61,11 @@ std::vector<Acc> reduce_groups(const View& x, std::vector<AxisGroup> groups, Com
   auto pass = [&](int64_t outer, int64_t middle, int64_t inner) {
     std::vector<Acc> next(size_t(outer * inner));
     if (from_input)
-      reduce_middle(outer, middle, inner, [&](int64_t i) { return Acc(E::load(data[i])); }, combine, next.data());
+      reduce_middle(
+          outer, middle, inner, [&](int64_t i) { return Acc(E::load(data[i])); }, combine, next.data());
     else
-      reduce_middle(outer, middle, inner, [&](int64_t i) { return partial[size_t(i)]; }, combine, next.data());
+      reduce_middle(
+          outer, middle, inner, [&](int64_t i) { return partial[size_t(i)]; }, combine, next.data());
     partial = std::move(next);
     from_input = false;
   };
@@ -67,8 +74,10 @@ std::vector<Acc> reduce_groups(const View& x, std::vector<AxisGroup> groups, Com
     if (last == groups.rend()) break;
     const auto g = std::prev(last.base());
     int64_t outer = 1, inner = 1;
-    for (auto it = groups.begin(); it != g; ++it) outer *= it->size;
-    for (auto it = g + 1; it != groups.end(); ++it) inner *= it->size;
+    for (auto it = groups.begin(); it != g; ++it)
+      outer *= it->size;
+    for (auto it = g + 1; it != groups.end(); ++it)
+      inner *= it->size;
     pass(outer, g->size, inner);
     groups.erase(g);
   }
@@ -94,9 +103,15 @@ template <class E> void reduce_typed(const KernelArgs& args, Reduction kind) {
   if (x.numel() == 0) return reduce_empty<E>(args, kind);
   std::vector<AxisGroup> groups = axis_groups(args.op, x.dims);
   std::vector<Acc> acc;
-  if (kind == Reduction::max) acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return nan_max(a, b); });
-  else if (kind == Reduction::min) acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return nan_min(a, b); });
-  else acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return wrapping_add(a, b); });
+  if (kind == Reduction::max)
+    acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return nan_max(a, b); });
+  else if (kind == Reduction::min)
+    acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return nan_min(a, b); });
+  else
+    acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return wrapping_add(a, b); });
+  if (int64_t(acc.size()) != y.numel())
+    throw Error(ErrorKind::shape, op_place(args.op) + ": result dims " + dims_string(y.dims) +
+                                      " do not match the reduction of " + dims_string(x.dims));
   const double count = double(x.numel() / y.numel());
   auto* out = y.as<typename E::Storage>();
   for (size_t i = 0; i < acc.size(); ++i)
@@ -136,12 +151,16 @@ template <class T> void softmax_typed(const KernelArgs& args, bool log_form) {
     const int64_t width = std::min(kColumnBlock, s.inner - c0), base = o * s.size * s.inner + c0;
     std::array<T, kColumnBlock> max;
     std::array<double, kColumnBlock> sum{};
-    for (int64_t j = 0; j < width; ++j) max[j] = x[base + j];
+    for (int64_t j = 0; j < width; ++j)
+      max[j] = x[base + j];
     for (int64_t b = 1; b < s.size; ++b)
-      for (int64_t j = 0; j < width; ++j) max[j] = nan_max(max[j], x[base + b * s.inner + j]);
+      for (int64_t j = 0; j < width; ++j)
+        max[j] = nan_max(max[j], x[base + b * s.inner + j]);
     for (int64_t b = 0; b < s.size; ++b)
-      for (int64_t j = 0; j < width; ++j) sum[j] += std::exp(x[base + b * s.inner + j] - max[j]);
-    for (int64_t j = 0; j < width; ++j) sum[j] = log_form ? std::log(sum[j]) : 1.0 / sum[j];
+      for (int64_t j = 0; j < width; ++j)
+        sum[j] += std::exp(x[base + b * s.inner + j] - max[j]);
+    for (int64_t j = 0; j < width; ++j)
+      sum[j] = log_form ? std::log(sum[j]) : 1.0 / sum[j];
     for (int64_t b = 0; b < s.size; ++b) {
       const T* in = x + base + b * s.inner;
       T* out = y + base + b * s.inner;
@@ -153,10 +172,10 @@ template <class T> void softmax_typed(const KernelArgs& args, bool log_form) {
 
 void softmax_any(const KernelArgs& args, bool log_form, Kernel self) {
   require_same_dtype(args, {0});
+  require_same_dims(args);
   if (has_half_operand(args)) return run_in_f32(args, self);
-  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op, [&](auto e) {
-    softmax_typed<typename decltype(e)::Storage>(args, log_form);
-  });
+  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
+                 [&](auto e) { softmax_typed<typename decltype(e)::Storage>(args, log_form); });
 }
 
 } // namespace
@@ -170,6 +189,9 @@ void argmax(const KernelArgs& args) {
   const View &x = args.inputs[0], &y = args.outputs[0];
   if (y.dtype != DType::i64) throw_unsupported_dtype(args.op, y.dtype);
   const AxisSplit s = split_at_axis(args.op, x.dims);
+  if (y.numel() != s.outer * s.inner)
+    throw Error(ErrorKind::shape, op_place(args.op) + ": result dims " + dims_string(y.dims) +
+                                      " do not match the reduction of " + dims_string(x.dims));
   if (s.outer * s.inner == 0) return;
   if (s.size == 0) throw Error(ErrorKind::shape, op_place(args.op) + ": argmax of an empty axis");
   int64_t* out = y.as<int64_t>();

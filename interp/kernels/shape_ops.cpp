@@ -13,8 +13,8 @@ void copy_bytes(const KernelArgs& args) {
   const View &x = args.inputs[0], &y = args.outputs[0];
   require_same_dtype(args, {0});
   if (x.numel() != y.numel())
-    throw Error(ErrorKind::shape, op_place(args.op) + ": cannot view " + dims_string(x.dims) + " as " +
-                                      dims_string(y.dims));
+    throw Error(ErrorKind::shape,
+                op_place(args.op) + ": cannot view " + dims_string(x.dims) + " as " + dims_string(y.dims));
   if (x.data != y.data) std::memcpy(y.data, x.data, size_t(y.numel()) * element_bytes(y));
 }
 
@@ -32,7 +32,8 @@ void gather_strided(const StridedLoop<1>& loop, const View& in, const View& out)
         std::memcpy(dst + out_offset, src + in_offset[0], size_t(count) * bytes);
         return;
       }
-      for (int64_t i = 0; i < count; ++i) dst[out_offset + i] = src[in_offset[0] + i * stride];
+      for (int64_t i = 0; i < count; ++i)
+        dst[out_offset + i] = src[in_offset[0] + i * stride];
     });
   });
 }
@@ -46,10 +47,14 @@ Blocks blocks_around(const View& v, int64_t axis) {
   return {product(v.dims.first(size_t(axis))), product(v.dims.subspan(size_t(axis) + 1))};
 }
 
-void check_same_rank(const ir::Op& op, const View& a, const View& b) {
-  if (a.rank() != b.rank())
-    throw Error(ErrorKind::shape, op_place(op) + ": " + dims_string(a.dims) + " and " + dims_string(b.dims) +
-                                      " differ in rank");
+// concat and split pieces must have the whole's dims except along the axis.
+void check_piece(const ir::Op& op, const View& piece, const View& whole, int64_t axis) {
+  bool fits = piece.rank() == whole.rank();
+  for (size_t d = 0; fits && d < piece.dims.size(); ++d)
+    fits = int64_t(d) == axis || piece.dims[d] == whole.dims[d];
+  if (!fits)
+    throw Error(ErrorKind::shape, op_place(op) + ": " + dims_string(piece.dims) + " and " + dims_string(whole.dims) +
+                                      " differ outside axis " + std::to_string(axis));
 }
 
 // The data index picked by each gather index, wrapped like numpy and checked.
@@ -105,8 +110,8 @@ void slice(const KernelArgs& args) {
   const auto& steps = args.op.attrs.get_ints("steps");
   const size_t rank = x.dims.size();
   if (starts.size() != rank || steps.size() != rank || y.dims.size() != rank)
-    throw Error(ErrorKind::shape, op_place(args.op) + ": starts and steps need one entry per axis (rank " +
-                                      std::to_string(rank) + ")");
+    throw Error(ErrorKind::shape,
+                op_place(args.op) + ": starts and steps need one entry per axis (rank " + std::to_string(rank) + ")");
   const std::vector<int64_t> in_strides = contiguous_strides(x.dims);
   std::array<std::vector<int64_t>, 1> strides{std::vector<int64_t>(rank)};
   std::array<int64_t, 1> base{0};
@@ -117,8 +122,8 @@ void slice(const KernelArgs& args) {
     const bool in_range = starts[d] >= 0 && starts[d] + (y.dims[d] - 1) * steps[d] < x.dims[d];
     if (y.dims[d] > 0 && !in_range)
       throw Error(ErrorKind::shape, op_place(args.op) + ": " + std::to_string(y.dims[d]) + " elements from " +
-                                        std::to_string(starts[d]) + " by " + std::to_string(steps[d]) +
-                                        " leave axis " + std::to_string(d) + " of size " + std::to_string(x.dims[d]));
+                                        std::to_string(starts[d]) + " by " + std::to_string(steps[d]) + " leave axis " +
+                                        std::to_string(d) + " of size " + std::to_string(x.dims[d]));
     strides[0][d] = in_strides[d] * steps[d];
     base[0] += starts[d] * in_strides[d];
   }
@@ -134,7 +139,7 @@ void concat(const KernelArgs& args) {
   int64_t axis_total = 0;
   for (size_t i = 0; i < args.inputs.size(); ++i) {
     require_same_dtype(args, {i});
-    check_same_rank(args.op, args.inputs[i], y);
+    check_piece(args.op, args.inputs[i], y, axis);
     axis_total += args.inputs[i].dims[size_t(axis)];
   }
   if (axis_total != y.dims[size_t(axis)])
@@ -159,7 +164,7 @@ void split(const KernelArgs& args) {
   const Blocks in = blocks_around(x, axis);
   int64_t axis_total = 0;
   for (const View& y : args.outputs) {
-    check_same_rank(args.op, x, y);
+    check_piece(args.op, y, x, axis);
     axis_total += y.dims[size_t(axis)];
   }
   require_same_dtype(args, {0});
@@ -220,7 +225,8 @@ void pad(const KernelArgs& args) {
   // Scatter x into the interior: walk x in order, writing through the result's strides.
   const std::vector<int64_t> out_strides = contiguous_strides(y.dims);
   std::array<int64_t, 1> interior{0};
-  for (size_t d = 0; d < rank; ++d) interior[0] += pads[2 * d] * out_strides[d];
+  for (size_t d = 0; d < rank; ++d)
+    interior[0] += pads[2 * d] * out_strides[d];
   const StridedLoop<1> loop(x.dims, {out_strides}, interior);
   const int64_t stride = loop.inner_stride(0); // 1 unless x's trailing dims are all 1
   dispatch_element_size(element_bytes(y), [&](auto word) {
@@ -228,7 +234,8 @@ void pad(const KernelArgs& args) {
     const W* src = x.as<const W>();
     W* dst = y.as<W>();
     for_each_chunk(loop, [&](int64_t in_offset, std::array<int64_t, 1> out_offset, int64_t count) {
-      for (int64_t i = 0; i < count; ++i) dst[out_offset[0] + i * stride] = src[in_offset + i];
+      for (int64_t i = 0; i < count; ++i)
+        dst[out_offset[0] + i * stride] = src[in_offset + i];
     });
   });
 }

@@ -11,27 +11,32 @@ namespace kiln::interp {
 template <size_t N> class StridedLoop {
 public:
   StridedLoop(std::span<const int64_t> dims, const std::array<std::vector<int64_t>, N>& strides,
-              std::array<int64_t, N> base = {}) : base_(base) {
+              std::array<int64_t, N> base = {})
+      : base_(base) {
     for (size_t d = 0; d < dims.size(); ++d) {
       if (dims[d] == 1) continue;
       if (!dims_.empty() && merges(dims[d], strides, d)) {
         dims_.back() *= dims[d];
-        for (size_t k = 0; k < N; ++k) strides_[k].back() = strides[k][d];
+        for (size_t k = 0; k < N; ++k)
+          strides_[k].back() = strides[k][d];
         continue;
       }
       dims_.push_back(dims[d]);
-      for (size_t k = 0; k < N; ++k) strides_[k].push_back(strides[k][d]);
+      for (size_t k = 0; k < N; ++k)
+        strides_[k].push_back(strides[k][d]);
     }
     if (dims_.empty()) {
       dims_.push_back(1);
-      for (auto& s : strides_) s.push_back(0);
+      for (auto& s : strides_)
+        s.push_back(0);
     }
   }
 
   int64_t inner() const { return dims_.back(); }
   int64_t rows() const {
     int64_t n = 1;
-    for (size_t d = 0; d + 1 < dims_.size(); ++d) n *= dims_[d];
+    for (size_t d = 0; d + 1 < dims_.size(); ++d)
+      n *= dims_[d];
     return n;
   }
   int64_t inner_stride(size_t k) const { return strides_[k].back(); }
@@ -41,7 +46,8 @@ public:
     for (size_t d = dims_.size() - 1; d-- > 0;) {
       const int64_t index = row % dims_[d];
       row /= dims_[d];
-      for (size_t k = 0; k < N; ++k) offsets[k] += index * strides_[k][d];
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] += index * strides_[k][d];
     }
     return offsets;
   }
@@ -95,7 +101,8 @@ template <size_t N, class Body> void for_each_chunk(const StridedLoop<N>& loop, 
   parallel_for(rows * chunks_per_row, worth_parallel(rows * inner), [&](int64_t task) {
     const int64_t row = task / chunks_per_row, begin = (task % chunks_per_row) * kChunk;
     std::array<int64_t, N> offsets = loop.row_offsets(row);
-    for (size_t k = 0; k < N; ++k) offsets[k] += begin * loop.inner_stride(k);
+    for (size_t k = 0; k < N; ++k)
+      offsets[k] += begin * loop.inner_stride(k);
     body(row * inner + begin, offsets, std::min(kChunk, inner - begin));
   });
 }

@@ -1,5 +1,5 @@
-#include "jit/elementwise/emitter.hpp"
 #include "ir/ops.hpp"
+#include "jit/elementwise/emitter.hpp"
 
 namespace kiln::jit {
 
@@ -13,18 +13,10 @@ template <class Vmm> using Ops = EmitOperands<Vmm>;
 constexpr uint32_t kSignBit = 0x80000000u;
 constexpr uint32_t kAbsMask = 0x7FFFFFFFu;
 
-template <class Vmm> void emit_add(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.vaddps(o.dst, o.args[0], o.args[1]);
-}
-template <class Vmm> void emit_sub(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.vsubps(o.dst, o.args[0], o.args[1]);
-}
-template <class Vmm> void emit_mul(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.vmulps(o.dst, o.args[0], o.args[1]);
-}
-template <class Vmm> void emit_div(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.vdivps(o.dst, o.args[0], o.args[1]);
-}
+template <class Vmm> void emit_add(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vaddps(o.dst, o.args[0], o.args[1]); }
+template <class Vmm> void emit_sub(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vsubps(o.dst, o.args[0], o.args[1]); }
+template <class Vmm> void emit_mul(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vmulps(o.dst, o.args[0], o.args[1]); }
+template <class Vmm> void emit_div(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vdivps(o.dst, o.args[0], o.args[1]); }
 
 // vmaxps/vminps return their second operand when either is NaN; a second pass makes a NaN in
 // either argument the result, as numpy's maximum/minimum do.
@@ -39,12 +31,8 @@ template <class Vmm> void emit_minimum(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.select(o.dst, o.masks[0], o.args[1], o.dst);
 }
 
-template <class Vmm> void emit_neg(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.vxorps(o.dst, o.args[0], a.bits(kSignBit));
-}
-template <class Vmm> void emit_abs(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.vandps(o.dst, o.args[0], a.bits(kAbsMask));
-}
+template <class Vmm> void emit_neg(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vxorps(o.dst, o.args[0], a.bits(kSignBit)); }
+template <class Vmm> void emit_abs(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vandps(o.dst, o.args[0], a.bits(kAbsMask)); }
 // max(0, x) with x second, so that NaN stays NaN.
 template <class Vmm> void emit_relu(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.vxorps(o.dst, o.dst, o.dst);
@@ -69,14 +57,20 @@ template <class Vmm> void emit_where(Asm<Vmm>& a, const Ops<Vmm>& o) {
 template <class Vmm> void emit_cast(Asm<Vmm>& a, const Ops<Vmm>& o) {
   const DType from = o.arg_dtypes[0], to = o.node.dtype;
   const Vmm& x = o.args[0];
-  if (from == to) a.vmovaps(o.dst, x);
-  else if (from == DType::f32 && to == DType::i32) a.vcvttps2dq(o.dst, x);
-  else if (from == DType::i32 && to == DType::f32) a.vcvtdq2ps(o.dst, x);
-  else if (from == DType::boolean && to == DType::f32) a.vandps(o.dst, x, a.f32(1.0f));
-  else if (from == DType::boolean && to == DType::i32) a.vpsrld(o.dst, x, 31);
+  if (from == to)
+    a.vmovaps(o.dst, x);
+  else if (from == DType::f32 && to == DType::i32)
+    a.vcvttps2dq(o.dst, x);
+  else if (from == DType::i32 && to == DType::f32)
+    a.vcvtdq2ps(o.dst, x);
+  else if (from == DType::boolean && to == DType::f32)
+    a.vandps(o.dst, x, a.f32(1.0f));
+  else if (from == DType::boolean && to == DType::i32)
+    a.vpsrld(o.dst, x, 31);
   else if (from == DType::f32 && to == DType::boolean)
     a.compare_to_bool(o.dst, x, a.f32(0.0f), kCmpNe, o.masks[0]);
-  else a.nonzero_i32_to_bool(o.dst, x, o.masks[0]);
+  else
+    a.nonzero_i32_to_bool(o.dst, x, o.masks[0]);
 }
 
 template <class Vmm> Emitter<Vmm> simple(EmitFn<Vmm> fn, int temps = 0, int masks = 0) {
@@ -99,8 +93,7 @@ std::optional<uint8_t> compare_predicate(const RegionNode& node) {
 }
 
 template <class Vmm>
-std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const DType>,
-                                        std::string* why_not) {
+std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const DType>, std::string* why_not) {
   switch (node.kind) {
   case OpKind::add: return simple<Vmm>(emit_add<Vmm>);
   case OpKind::sub: return simple<Vmm>(emit_sub<Vmm>);
@@ -123,9 +116,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   }
 }
 
-template std::optional<Emitter<Xbyak::Ymm>> emitter_for(const RegionNode&, std::span<const DType>,
-                                                        std::string*);
-template std::optional<Emitter<Xbyak::Zmm>> emitter_for(const RegionNode&, std::span<const DType>,
-                                                        std::string*);
+template std::optional<Emitter<Xbyak::Ymm>> emitter_for(const RegionNode&, std::span<const DType>, std::string*);
+template std::optional<Emitter<Xbyak::Zmm>> emitter_for(const RegionNode&, std::span<const DType>, std::string*);
 
 } // namespace kiln::jit

@@ -2,8 +2,8 @@
 #include "jit/elementwise/emitter.hpp"
 #include "jit/elementwise/region_check.hpp"
 #include "jit/elementwise/register_allocator.hpp"
-#include <kiln/error.hpp>
 #include <cstddef>
+#include <kiln/error.hpp>
 #include <vector>
 
 namespace kiln::jit {
@@ -25,8 +25,8 @@ public:
   static constexpr int kVectorBytes = kLanes * 4;
 
   KernelGenerator(const Region& region, VectorAssembler<Vmm>& a)
-      : region_(region), a_(a), rax(a.rax), rcx(a.rcx), rdx(a.rdx), args_(a.r12), row_(a.r14),
-        col_(a.r15), col_end_(a.rbx) {}
+      : region_(region), a_(a), rax(a.rax), rcx(a.rcx), rdx(a.rdx), args_(a.r12), row_(a.r14), col_(a.r15),
+        col_end_(a.rbx) {}
 
   // Returns the size of the instructions (the constant table follows them).
   size_t generate() {
@@ -73,7 +73,8 @@ private:
   void emit_preamble() {
     a_.push(a_.rbp);
     a_.mov(a_.rbp, a_.rsp);
-    for (const Reg64& r : callee_saved()) a_.push(r);
+    for (const Reg64& r : callee_saved())
+      a_.push(r);
     a_.sub(a_.rsp, uint32_t(frame_bytes()));
     a_.and_(a_.rsp, -kVectorBytes);
     a_.mov(args_, a_.rdi);
@@ -85,7 +86,8 @@ private:
     a_.vzeroupper();
     a_.lea(a_.rsp, a_.ptr[a_.rbp - int(8 * callee_saved().size())]);
     auto saved = callee_saved();
-    for (auto it = saved.rbegin(); it != saved.rend(); ++it) a_.pop(*it);
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+      a_.pop(*it);
     a_.pop(a_.rbp);
     a_.ret();
   }
@@ -158,22 +160,29 @@ private:
   void emit_node(size_t i) {
     const RegionNode& node = region_.nodes[i];
     std::vector<DType> arg_dtypes;
-    for (int32_t arg : node.args) arg_dtypes.push_back(arg_dtype(region_, arg));
+    for (int32_t arg : node.args)
+      arg_dtypes.push_back(arg_dtype(region_, arg));
     std::string why_not;
     std::optional<Emitter<Vmm>> emitter = emitter_for<Vmm>(node, arg_dtypes, &why_not);
     if (!emitter) throw Error(ErrorKind::unsupported, why_not);
     std::vector<Vmm> args, temps;
     std::vector<Mask> masks;
-    for (int32_t arg : node.args) args.push_back(Vmm(alloc_->materialise(alloc_->value_of_arg(arg), i)));
+    for (int32_t arg : node.args)
+      args.push_back(Vmm(alloc_->materialise(alloc_->value_of_arg(arg), i)));
     Vmm dst(alloc_->acquire(i));
-    for (int t = 0; t < emitter->temps; ++t) temps.push_back(Vmm(alloc_->acquire(i)));
-    for (int m = 0; m < emitter->masks; ++m) masks.push_back(emitter_mask(m, i));
+    for (int t = 0; t < emitter->temps; ++t)
+      temps.push_back(Vmm(alloc_->acquire(i)));
+    for (int m = 0; m < emitter->masks; ++m)
+      masks.push_back(emitter_mask(m, i));
     emitter->emit(a_, EmitOperands<Vmm>{node, arg_dtypes, dst, args, temps, masks});
-    for (const Vmm& t : temps) alloc_->release(t.getIdx());
+    for (const Vmm& t : temps)
+      alloc_->release(t.getIdx());
     if constexpr (!kAvx512<Vmm>)
-      for (const Mask& m : masks) alloc_->release(m.getIdx());
+      for (const Mask& m : masks)
+        alloc_->release(m.getIdx());
     alloc_->unpin_all();
-    for (int32_t arg : node.args) alloc_->release_if_dead(alloc_->value_of_arg(arg), i + 1);
+    for (int32_t arg : node.args)
+      alloc_->release_if_dead(alloc_->value_of_arg(arg), i + 1);
     alloc_->bind(dst.getIdx(), int(i));
   }
 
@@ -200,31 +209,37 @@ private:
     }
   }
 
-  Xbyak::Address element(const Reg64& base, DType dtype) {
-    return a_.ptr[base + col_ * (1 << element_shift(dtype))];
-  }
+  Xbyak::Address element(const Reg64& base, DType dtype) { return a_.ptr[base + col_ * (1 << element_shift(dtype))]; }
 
   void load(int reg, int value) override {
     Vmm v(reg);
     if (size_t(value) < region_.nodes.size()) {
       const RegionNode& node = region_.nodes[size_t(value)];
-      if (node.kind == ir::OpKind::constant) a_.vmovups(v, a_.f32(node.scalar));
-      else a_.vmovups(v, a_.ptr[a_.rsp + spill_slot(value)]);
+      if (node.kind == ir::OpKind::constant)
+        a_.vmovups(v, a_.f32(node.scalar));
+      else
+        a_.vmovups(v, a_.ptr[a_.rsp + spill_slot(value)]);
       return;
     }
     size_t k = size_t(value) - region_.nodes.size();
     const RegionInput& in = region_.inputs[k];
     a_.mov(rax, a_.ptr[a_.rsp + pointer_slot(k)]);
     bool broadcast = in.broadcast == Broadcast::scalar || in.broadcast == Broadcast::column;
-    if (in.dtype == DType::boolean) load_bool(v, broadcast);
-    else if (broadcast) a_.vbroadcastss(v, a_.ptr[rax]);
-    else load_word(v, element(rax, in.dtype));
+    if (in.dtype == DType::boolean)
+      load_bool(v, broadcast);
+    else if (broadcast)
+      a_.vbroadcastss(v, a_.ptr[rax]);
+    else
+      load_word(v, element(rax, in.dtype));
   }
 
   void load_word(const Vmm& v, const Xbyak::Address& at) {
-    if (mode_ == BodyMode::full_vector) a_.vmovups(v, at);
-    else if (mode_ == BodyMode::scalar_tail) a_.vmovss(Xmm(v.getIdx()), at);
-    else if constexpr (kAvx512<Vmm>) a_.vmovups(v | Xbyak::Opmask(kTailMask) | a_.T_z, at);
+    if (mode_ == BodyMode::full_vector)
+      a_.vmovups(v, at);
+    else if (mode_ == BodyMode::scalar_tail)
+      a_.vmovss(Xmm(v.getIdx()), at);
+    else if constexpr (kAvx512<Vmm>)
+      a_.vmovups(v | Xbyak::Opmask(kTailMask) | a_.T_z, at);
   }
 
   // Bytes 0/1 become all-ones / all-zeros lanes (any non-zero byte counts as true).
@@ -284,8 +299,10 @@ private:
     a_.vpsrld(bits01, v, 31);
     if constexpr (kAvx512<Vmm>) {
       a_.vpmovdb(packed, bits01);
-      if (mode_ == BodyMode::full_vector) a_.vmovdqu(at, packed);
-      else a_.vmovdqu8(at | Xbyak::Opmask(kTailMask), packed);
+      if (mode_ == BodyMode::full_vector)
+        a_.vmovdqu(at, packed);
+      else
+        a_.vmovdqu8(at | Xbyak::Opmask(kTailMask), packed);
     } else {
       Xmm high(alloc_->acquire(position));
       a_.vextracti128(high, bits01, 1);

@@ -1,8 +1,8 @@
 #pragma once
 #include "jit/elementwise/region.hpp"
-#include <xbyak/xbyak.h>
 #include <cstdint>
 #include <memory>
+#include <xbyak/xbyak.h>
 
 namespace kiln::jit {
 

@@ -20,10 +20,10 @@ constexpr uint32_t kAbsMask = 0x7FFFFFFFu;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-template <class Vmm, size_t N>
-void horner(Asm<Vmm>& a, const Vmm& acc, const Vmm& x, const float (&c)[N]) {
+template <class Vmm, size_t N> void horner(Asm<Vmm>& a, const Vmm& acc, const Vmm& x, const float (&c)[N]) {
   a.vmovups(acc, a.f32(c[0]));
-  for (size_t i = 1; i < N; ++i) a.vfmadd213ps(acc, x, a.f32(c[i]));
+  for (size_t i = 1; i < N; ++i)
+    a.vfmadd213ps(acc, x, a.f32(c[i]));
 }
 
 // exp(x + lo) = dst * 2^n, split so that callers can multiply before the final scaling (a result
@@ -31,8 +31,8 @@ void horner(Asm<Vmm>& a, const Vmm& acc, const Vmm& x, const float (&c)[N]) {
 // distinct; x and lo are only read. x = n ln2 + r with |r| <= ln2/2 and exp(r) by polynomial.
 // Clamping x to [-104, 89] keeps n where scale_by_pow2 works; min/max operand order keeps NaN.
 template <class Vmm>
-void exp_parts(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const std::type_identity_t<Vmm>* lo,
-               const Vmm& n, const Vmm& t) {
+void exp_parts(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const std::type_identity_t<Vmm>* lo, const Vmm& n,
+               const Vmm& t) {
   a.vmovups(dst, a.f32(-104.0f));
   a.vmaxps(dst, dst, x);
   a.vmovups(n, a.f32(89.0f));
@@ -50,8 +50,8 @@ void exp_parts(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const std::type_identi
 // dst = exp(x + lo) * 2^extra_exponent (extra_exponent keeps tiny results normal for callers that
 // scale back later).
 template <class Vmm>
-void exp_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const std::type_identity_t<Vmm>* lo,
-              const Vmm& t1, const Vmm& t2, float extra_exponent = 0.0f) {
+void exp_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const std::type_identity_t<Vmm>* lo, const Vmm& t1,
+              const Vmm& t2, float extra_exponent = 0.0f) {
   exp_parts(a, dst, x, lo, t1, t2);
   if (extra_exponent != 0.0f) a.vaddps(t1, t1, a.f32(extra_exponent));
   a.scale_by_pow2(dst, t1, t2);
@@ -98,8 +98,8 @@ void log_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const Vmm& t1, const Vm
 // dst = erfc(t) * 2^extra_exponent for t in [0.9, 10] given -t^2 exactly as hi + lo:
 // exp(-t^2) R(v) / (1 + t/2), v = 1/(1 + t/2). hi, lo, s0, s1 are clobbered; t is only read.
 template <class Vmm>
-void erfc_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& t, const Vmm& hi, const Vmm& lo, const Vmm& s0,
-               const Vmm& s1, float extra_exponent = 0.0f) {
+void erfc_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& t, const Vmm& hi, const Vmm& lo, const Vmm& s0, const Vmm& s1,
+               float extra_exponent = 0.0f) {
   exp_core(a, dst, hi, &lo, s0, s1, extra_exponent);
   a.vmovups(hi, a.f32(0.5f));
   a.vfmadd213ps(hi, t, a.f32(1.0f));
@@ -111,8 +111,7 @@ void erfc_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& t, const Vmm& hi, const V
 }
 
 // hi + lo = -x^2 exactly (FMA gives the rounding error of x*x; scaling by -scale is exact).
-template <class Vmm>
-void negated_square(Asm<Vmm>& a, const Vmm& hi, const Vmm& lo, const Vmm& x, float scale) {
+template <class Vmm> void negated_square(Asm<Vmm>& a, const Vmm& hi, const Vmm& lo, const Vmm& x, float scale) {
   a.vmulps(hi, x, x);
   a.vmovaps(lo, hi);
   a.vfmsub231ps(lo, x, x);
@@ -169,8 +168,8 @@ void sigmoid_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& z, const Vmm& t0, cons
 // factor t / (1 + t). The product factor * t is formed before exp's final scaling by 2^n so that a
 // subnormal result is rounded only once. t0..t3 scratch.
 template <class Vmm>
-void scaled_sigmoid(Asm<Vmm>& a, const Vmm& dst, const Vmm& z, const std::type_identity_t<Vmm>* z_lo,
-                    const Vmm& factor, const Vmm& t0, const Vmm& t1, const Vmm& t2, const Vmm& t3,
+void scaled_sigmoid(Asm<Vmm>& a, const Vmm& dst, const Vmm& z, const std::type_identity_t<Vmm>* z_lo, const Vmm& factor,
+                    const Vmm& t0, const Vmm& t1, const Vmm& t2, const Vmm& t3,
                     const typename IsaTraits<Vmm>::Mask& m) {
   a.vorps(t0, z, a.bits(kSignBit));
   if (z_lo) { // the correction of -|z|: z_lo with the sign flipped when z >= 0
@@ -205,8 +204,8 @@ template <class Vmm> void emit_silu(Asm<Vmm>& a, const Ops<Vmm>& o) {
 // z = x (A + B x^2) as z_hi + z_lo (error-free products by FMA, TwoSum for A + B x^2). The
 // sigmoid of z is as sensitive as exp(-|z|): rounding z to f32 would cost up to |z| / 2 ulps.
 template <class Vmm>
-void gelu_tanh_argument(Asm<Vmm>& a, const Vmm& z_hi, const Vmm& z_lo, const Vmm& x, const Vmm& s,
-                        const Vmm& s_lo, const Vmm& p, const Vmm& p_lo) {
+void gelu_tanh_argument(Asm<Vmm>& a, const Vmm& z_hi, const Vmm& z_lo, const Vmm& x, const Vmm& s, const Vmm& s_lo,
+                        const Vmm& p, const Vmm& p_lo) {
   a.vmulps(s, x, x);
   a.vmovaps(s_lo, s);
   a.vfmsub231ps(s_lo, x, x);
@@ -364,16 +363,13 @@ template <class Vmm> void emit_cos(Asm<Vmm>& a, const Ops<Vmm>& o) { emit_sin_co
 
 bool is_integer(float c) { return std::nearbyint(c) == c; }
 bool is_odd_integer(float c) { return is_integer(c) && std::fmod(c, 2.0f) != 0.0f; }
-// Integer exponents up to this magnitude use repeated multiplication (at most 2 ulps); beyond it
-// the exp/log path is more accurate.
-constexpr float kMaxPowerBySquaring = 4.0f;
+// Integer exponents in [kMinPowerByMultiplication, kMaxPowerByMultiplication] are computed by
+// repeated multiplication (then a reciprocal), within 2 ulps; outside, the exp/log path is closer.
+constexpr float kMinPowerByMultiplication = -2.0f;
+constexpr float kMaxPowerByMultiplication = 4.0f;
 
-template <class Vmm> void emit_pow_one(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.vmovups(o.dst, a.f32(1.0f));
-}
-template <class Vmm> void emit_pow_identity(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.vmovaps(o.dst, o.args[0]);
-}
+template <class Vmm> void emit_pow_one(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vmovups(o.dst, a.f32(1.0f)); }
+template <class Vmm> void emit_pow_identity(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vmovaps(o.dst, o.args[0]); }
 
 // pow(x, +-0.5): sqrt, with pow's special cases pow(-0, .5) = +0 and pow(-inf, +-.5) = +inf / +0.
 template <class Vmm> void emit_pow_half(Asm<Vmm>& a, const Ops<Vmm>& o) {
@@ -389,7 +385,7 @@ template <class Vmm> void emit_pow_half(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.select(o.dst, o.masks[0], a.f32(reciprocal ? 0.0f : kInf), o.dst);
 }
 
-// Integer exponent, |c| <= 4: binary powering, then a reciprocal for negative c.
+// Integer exponent in [-2, 4]: binary powering, then a reciprocal for negative c.
 template <class Vmm> void emit_pow_integer(Asm<Vmm>& a, const Ops<Vmm>& o) {
   const Vmm& square = o.temps[0];
   auto n = static_cast<unsigned>(std::fabs(o.node.scalar));
@@ -397,8 +393,10 @@ template <class Vmm> void emit_pow_integer(Asm<Vmm>& a, const Ops<Vmm>& o) {
   bool first = true;
   while (n != 0) {
     if (n & 1u) {
-      if (first) a.vmovaps(o.dst, square);
-      else a.vmulps(o.dst, o.dst, square);
+      if (first)
+        a.vmovaps(o.dst, square);
+      else
+        a.vmulps(o.dst, o.dst, square);
       first = false;
     }
     n >>= 1;
@@ -469,7 +467,8 @@ template <class Vmm> Emitter<Vmm> pow_emitter(float c) {
   if (c == 0.0f) return {0, 0, emit_pow_one<Vmm>};
   if (c == 1.0f) return {0, 0, emit_pow_identity<Vmm>};
   if (std::fabs(c) == 0.5f) return {1, 1, emit_pow_half<Vmm>};
-  if (is_integer(c) && std::fabs(c) <= kMaxPowerBySquaring) return {1, 0, emit_pow_integer<Vmm>};
+  if (is_integer(c) && c >= kMinPowerByMultiplication && c <= kMaxPowerByMultiplication)
+    return {1, 0, emit_pow_integer<Vmm>};
   return {6, 1, emit_pow_general<Vmm>};
 }
 

@@ -2,7 +2,6 @@
 #include "interp/kernel.hpp"
 #include "jit/elementwise/kernel_generator.hpp"
 #include "jit/elementwise/region_check.hpp"
-#include <xbyak/xbyak_util.h>
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+#include <xbyak/xbyak_util.h>
 
 namespace kiln::jit {
 
@@ -83,7 +83,8 @@ std::optional<VectorIsa> resolve_isa(VectorIsa requested, std::string* why_not) 
 
 uint64_t fnv1a(const std::string& text) {
   uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  for (unsigned char c : text)
+    hash = (hash ^ c) * 1099511628211ull;
   return hash;
 }
 
@@ -110,8 +111,8 @@ KernelCache& kernel_cache() {
   return cache;
 }
 
-std::shared_ptr<const ElementwiseKernel> generate_or_refuse(const Region& region, VectorIsa isa,
-                                                            std::string key, std::string* why_not) {
+std::shared_ptr<const ElementwiseKernel> generate_or_refuse(const Region& region, VectorIsa isa, std::string key,
+                                                            std::string* why_not) {
   try {
     return std::make_shared<const ElementwiseKernel>(generate_kernel(region, isa), isa, std::move(key),
                                                      int(region.inputs.size()), int(region.outputs.size()),
@@ -131,13 +132,14 @@ std::string Region::key() const {
   key += ";nodes:";
   for (const RegionNode& node : nodes) {
     key += std::to_string(int(node.kind)) + ":" + dtype_name(node.dtype) + "[" + attr_text(node);
-    if (node.kind == ir::OpKind::cast) key += dtype_name(node.dtype);
     key += "|" + hex32(std::bit_cast<uint32_t>(node.scalar)) + "](";
-    for (int32_t arg : node.args) key += std::to_string(arg) + ",";
+    for (int32_t arg : node.args)
+      key += std::to_string(arg) + ",";
     key += "),";
   }
   key += ";out:";
-  for (int32_t out : outputs) key += std::to_string(out) + ",";
+  for (int32_t out : outputs)
+    key += std::to_string(out) + ",";
   return key;
 }
 
@@ -154,8 +156,8 @@ bool cpu_supports(VectorIsa isa) {
   using Cpu = Xbyak::util::Cpu;
   static const Cpu cpu;
   const bool avx2 = cpu.has(Cpu::tAVX2) && cpu.has(Cpu::tFMA);
-  const bool avx512 = avx2 && cpu.has(Cpu::tAVX512F) && cpu.has(Cpu::tAVX512BW) &&
-                      cpu.has(Cpu::tAVX512VL) && cpu.has(Cpu::tAVX512DQ) && cpu.has(Cpu::tBMI2);
+  const bool avx512 = avx2 && cpu.has(Cpu::tAVX512F) && cpu.has(Cpu::tAVX512BW) && cpu.has(Cpu::tAVX512VL) &&
+                      cpu.has(Cpu::tAVX512DQ) && cpu.has(Cpu::tBMI2);
   if (isa == VectorIsa::avx512) return avx512;
   return avx2;
 }
@@ -179,24 +181,22 @@ std::shared_ptr<const ElementwiseKernel> compile_region(const Region& region, st
   return it->second;
 }
 
-ElementwiseKernel::ElementwiseKernel(std::shared_ptr<const Code> code, VectorIsa isa, std::string key,
-                                     int num_inputs, int num_outputs, bool flattenable)
-    : code_(std::move(code)), isa_(isa), key_(std::move(key)), num_inputs_(num_inputs),
-      num_outputs_(num_outputs), flattenable_(flattenable) {}
+ElementwiseKernel::ElementwiseKernel(std::shared_ptr<const Code> code, VectorIsa isa, std::string key, int num_inputs,
+                                     int num_outputs, bool flattenable)
+    : code_(std::move(code)), isa_(isa), key_(std::move(key)), num_inputs_(num_inputs), num_outputs_(num_outputs),
+      flattenable_(flattenable) {}
 
 const uint8_t* ElementwiseKernel::code() const { return code_->generator->getCode(); }
 
 size_t ElementwiseKernel::code_size() const { return code_->generator->getSize(); }
 
-void ElementwiseKernel::run_block(const void* const* inputs, void* const* outputs, int64_t row_begin,
-                                  int64_t row_end, int64_t col_begin, int64_t col_end,
-                                  int64_t cols) const {
+void ElementwiseKernel::run_block(const void* const* inputs, void* const* outputs, int64_t row_begin, int64_t row_end,
+                                  int64_t col_begin, int64_t col_end, int64_t cols) const {
   KernelCallArgs args{inputs, outputs, row_begin, row_end, col_begin, col_end, cols};
   code_->entry(&args);
 }
 
-bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int64_t rows,
-                            int64_t cols) const {
+bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int64_t rows, int64_t cols) const {
   if (rows < 0 || cols < 0) return false;
   if (rows == 0 || cols == 0) return true;
   if ((num_inputs_ > 0 && !inputs) || !outputs) return false;
@@ -209,8 +209,7 @@ bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int
     rows = 1;
   }
   const int64_t total = rows * cols;
-  const int64_t threads =
-      std::clamp<int64_t>(total / kMinElementsPerThread, 1, std::max(1, interp::num_threads()));
+  const int64_t threads = std::clamp<int64_t>(total / kMinElementsPerThread, 1, std::max(1, interp::num_threads()));
   if (threads == 1) {
     run_block(inputs, outputs, 0, rows, 0, cols, cols);
     return true;
@@ -222,17 +221,22 @@ bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int
   auto run_chunk = [&](int64_t chunk) {
     int64_t begin = chunk * step, end = std::min(extent, begin + step);
     if (begin >= end) return;
-    if (by_rows) run_block(inputs, outputs, begin, end, 0, cols, cols);
-    else run_block(inputs, outputs, 0, rows, begin, end, cols);
+    if (by_rows)
+      run_block(inputs, outputs, begin, end, 0, cols, cols);
+    else
+      run_block(inputs, outputs, 0, rows, begin, end, cols);
   };
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(int(threads)) schedule(static)
-  for (int64_t chunk = 0; chunk < threads; ++chunk) run_chunk(chunk);
+  for (int64_t chunk = 0; chunk < threads; ++chunk)
+    run_chunk(chunk);
 #else
   std::vector<std::thread> workers;
-  for (int64_t chunk = 1; chunk < threads; ++chunk) workers.emplace_back(run_chunk, chunk);
+  for (int64_t chunk = 1; chunk < threads; ++chunk)
+    workers.emplace_back(run_chunk, chunk);
   run_chunk(0);
-  for (std::thread& w : workers) w.join();
+  for (std::thread& w : workers)
+    w.join();
 #endif
   return true;
 }

@@ -1,8 +1,8 @@
 #pragma once
 #include "ir/attr.hpp"
 #include "ir/op_kind.hpp"
-#include <kiln/dtype.hpp>
 #include <cstdint>
+#include <kiln/dtype.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,12 +62,12 @@ public:
   const uint8_t* code() const;
   size_t code_size() const;
 
-  ElementwiseKernel(std::shared_ptr<const Code> code, VectorIsa isa, std::string key, int num_inputs,
-                    int num_outputs, bool flattenable);
+  ElementwiseKernel(std::shared_ptr<const Code> code, VectorIsa isa, std::string key, int num_inputs, int num_outputs,
+                    bool flattenable);
 
 private:
-  void run_block(const void* const* inputs, void* const* outputs, int64_t row_begin, int64_t row_end,
-                 int64_t col_begin, int64_t col_end, int64_t cols) const;
+  void run_block(const void* const* inputs, void* const* outputs, int64_t row_begin, int64_t row_end, int64_t col_begin,
+                 int64_t col_end, int64_t cols) const;
 
   std::shared_ptr<const Code> code_;
   VectorIsa isa_;

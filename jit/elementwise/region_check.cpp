@@ -1,6 +1,6 @@
 #include "jit/elementwise/region_check.hpp"
-#include "jit/elementwise/emitter.hpp"
 #include "ir/ops.hpp"
+#include "jit/elementwise/emitter.hpp"
 #include <cmath>
 #include <optional>
 
@@ -10,13 +10,10 @@ using ir::OpKind;
 
 namespace {
 
-bool is_supported_dtype(DType dtype) {
-  return dtype == DType::f32 || dtype == DType::i32 || dtype == DType::boolean;
-}
+bool is_supported_dtype(DType dtype) { return dtype == DType::f32 || dtype == DType::i32 || dtype == DType::boolean; }
 
 std::string node_name(const Region& region, size_t index) {
-  return "node " + std::to_string(index) + " (kiln." +
-         std::string(ir::op_info(region.nodes[index].kind).name) + ")";
+  return "node " + std::to_string(index) + " (kiln." + std::string(ir::op_info(region.nodes[index].kind).name) + ")";
 }
 
 bool refuse(std::string* why_not, std::string reason) {
@@ -41,22 +38,34 @@ std::optional<DType> cast_target(const RegionNode& node) {
 
 bool is_f32_unary(OpKind kind) {
   switch (kind) {
-  case OpKind::neg: case OpKind::abs: case OpKind::exp: case OpKind::log: case OpKind::sqrt:
-  case OpKind::rsqrt: case OpKind::tanh: case OpKind::sigmoid: case OpKind::relu: case OpKind::gelu:
-  case OpKind::silu: case OpKind::erf: case OpKind::sin: case OpKind::cos:
-    return true;
-  default:
-    return false;
+  case OpKind::neg:
+  case OpKind::abs:
+  case OpKind::exp:
+  case OpKind::log:
+  case OpKind::sqrt:
+  case OpKind::rsqrt:
+  case OpKind::tanh:
+  case OpKind::sigmoid:
+  case OpKind::relu:
+  case OpKind::gelu:
+  case OpKind::silu:
+  case OpKind::erf:
+  case OpKind::sin:
+  case OpKind::cos: return true;
+  default: return false;
   }
 }
 
 bool is_f32_binary(OpKind kind) {
   switch (kind) {
-  case OpKind::add: case OpKind::sub: case OpKind::mul: case OpKind::div: case OpKind::maximum:
-  case OpKind::minimum: case OpKind::compare:
-    return true;
-  default:
-    return false;
+  case OpKind::add:
+  case OpKind::sub:
+  case OpKind::mul:
+  case OpKind::div:
+  case OpKind::maximum:
+  case OpKind::minimum:
+  case OpKind::compare: return true;
+  default: return false;
   }
 }
 
@@ -80,8 +89,7 @@ std::optional<DType> infer_dtype(const Region& region, const RegionNode& node, s
     return true;
   };
   switch (node.kind) {
-  case OpKind::constant:
-    return DType::f32;
+  case OpKind::constant: return DType::f32;
   case OpKind::pow:
     if (node.args.size() == 2) {
       *error = "only a constant exponent is fused (pow with one argument and `scalar`)";
@@ -100,8 +108,8 @@ std::optional<DType> infer_dtype(const Region& region, const RegionNode& node, s
     return all_f32() ? std::optional(DType::boolean) : std::nullopt;
   case OpKind::where:
     if (arg(0) != DType::boolean || arg(1) != arg(2)) {
-      *error = std::string("expects (bool, T, T), got (") + dtype_name(arg(0)) + ", " +
-               dtype_name(arg(1)) + ", " + dtype_name(arg(2)) + ")";
+      *error = std::string("expects (bool, T, T), got (") + dtype_name(arg(0)) + ", " + dtype_name(arg(1)) + ", " +
+               dtype_name(arg(2)) + ")";
       return std::nullopt;
     }
     return arg(1);
@@ -127,9 +135,8 @@ std::optional<DType> infer_dtype(const Region& region, const RegionNode& node, s
 bool check_args(const Region& region, size_t index, std::string* why_not) {
   const RegionNode& node = region.nodes[index];
   if (node.args.size() != expected_arity(node))
-    return refuse(why_not, node_name(region, index) + ": expected " +
-                               std::to_string(expected_arity(node)) + " arguments, got " +
-                               std::to_string(node.args.size()));
+    return refuse(why_not, node_name(region, index) + ": expected " + std::to_string(expected_arity(node)) +
+                               " arguments, got " + std::to_string(node.args.size()));
   for (int32_t a : node.args) {
     bool valid = a >= 0 ? size_t(a) < index : size_t(-int64_t(a) - 1) < region.inputs.size();
     if (!valid)
@@ -155,22 +162,20 @@ bool gelu_uses_tanh(const RegionNode& node) {
 bool check_region(const Region& region, std::string* why_not) {
   for (size_t k = 0; k < region.inputs.size(); ++k)
     if (!is_supported_dtype(region.inputs[k].dtype))
-      return refuse(why_not, "input " + std::to_string(k) + " has dtype " +
-                                 dtype_name(region.inputs[k].dtype) + " (f32, i32 or i1 only)");
-  if (region.nodes.empty() || region.outputs.empty())
-    return refuse(why_not, "the region has no nodes or no outputs");
+      return refuse(why_not, "input " + std::to_string(k) + " has dtype " + dtype_name(region.inputs[k].dtype) +
+                                 " (f32, i32 or i1 only)");
+  if (region.nodes.empty() || region.outputs.empty()) return refuse(why_not, "the region has no nodes or no outputs");
   if (region.nodes.size() > kMaxRegionNodes)
-    return refuse(why_not, "the region has " + std::to_string(region.nodes.size()) +
-                               " nodes, more than " + std::to_string(kMaxRegionNodes));
+    return refuse(why_not, "the region has " + std::to_string(region.nodes.size()) + " nodes, more than " +
+                               std::to_string(kMaxRegionNodes));
   for (size_t i = 0; i < region.nodes.size(); ++i) {
     if (!check_args(region, i, why_not)) return false;
     std::string error;
     std::optional<DType> inferred = infer_dtype(region, region.nodes[i], &error);
     if (!inferred) return refuse(why_not, node_name(region, i) + ": " + error);
     if (*inferred != region.nodes[i].dtype)
-      return refuse(why_not, node_name(region, i) + ": declared dtype " +
-                                 dtype_name(region.nodes[i].dtype) + " but the op gives " +
-                                 dtype_name(*inferred));
+      return refuse(why_not, node_name(region, i) + ": declared dtype " + dtype_name(region.nodes[i].dtype) +
+                                 " but the op gives " + dtype_name(*inferred));
   }
   for (int32_t out : region.outputs)
     if (out < 0 || size_t(out) >= region.nodes.size())

@@ -1,6 +1,6 @@
 #include "jit/elementwise/register_allocator.hpp"
-#include <kiln/error.hpp>
 #include <algorithm>
+#include <kiln/error.hpp>
 #include <limits>
 
 namespace kiln::jit {
@@ -10,12 +10,12 @@ constexpr size_t kNever = std::numeric_limits<size_t>::max();
 }
 
 RegisterAllocator::RegisterAllocator(const Region& region, int num_registers, Listener& listener)
-    : region_(region), listener_(listener),
-      uses_(region.nodes.size() + region.inputs.size()), holder_(size_t(num_registers), -1),
-      pinned_(size_t(num_registers), false), register_of_(uses_.size(), -1),
+    : region_(region), listener_(listener), uses_(region.nodes.size() + region.inputs.size()),
+      holder_(size_t(num_registers), -1), pinned_(size_t(num_registers), false), register_of_(uses_.size(), -1),
       spilled_(uses_.size(), false) {
   for (size_t i = 0; i < region.nodes.size(); ++i)
-    for (int32_t arg : region.nodes[i].args) uses_[size_t(value_of_arg(arg))].push_back(i);
+    for (int32_t arg : region.nodes[i].args)
+      uses_[size_t(value_of_arg(arg))].push_back(i);
 }
 
 int RegisterAllocator::value_of_arg(int32_t arg) const {
@@ -24,8 +24,7 @@ int RegisterAllocator::value_of_arg(int32_t arg) const {
 }
 
 bool RegisterAllocator::rematerialisable(int value) const {
-  return size_t(value) >= region_.nodes.size() ||
-         region_.nodes[size_t(value)].kind == ir::OpKind::constant;
+  return size_t(value) >= region_.nodes.size() || region_.nodes[size_t(value)].kind == ir::OpKind::constant;
 }
 
 size_t RegisterAllocator::next_use(int value, size_t position) const {
@@ -49,8 +48,7 @@ int RegisterAllocator::acquire(size_t position) {
       victim_use = use;
     }
   }
-  if (victim < 0)
-    throw Error(ErrorKind::internal, "jit elementwise: an op needs more vector registers than exist");
+  if (victim < 0) throw Error(ErrorKind::internal, "jit elementwise: an op needs more vector registers than exist");
   int value = holder_[size_t(victim)];
   if (value >= 0) {
     if (!rematerialisable(value) && !spilled_[size_t(value)] && next_use(value, position) != kNever) {

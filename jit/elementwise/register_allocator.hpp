@@ -42,7 +42,7 @@ private:
   std::vector<std::vector<size_t>> uses_; // per value: positions of the nodes that read it
   std::vector<int> holder_;               // per register: value or -1
   std::vector<bool> pinned_;
-  std::vector<int> register_of_;          // per value: register or -1
+  std::vector<int> register_of_; // per value: register or -1
   std::vector<bool> spilled_;
 };
 

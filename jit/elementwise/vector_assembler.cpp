@@ -28,30 +28,34 @@ template <class Vmm> void VectorAssembler<Vmm>::emit_constant_table() {
   align(64);
   L(table_);
   for (uint32_t pattern : constants_)
-    for (int lane = 0; lane < kLanes; ++lane) dd(pattern);
+    for (int lane = 0; lane < kLanes; ++lane)
+      dd(pattern);
 }
 
 template <class Vmm> void VectorAssembler<Vmm>::round_nearest(const Vmm& dst, const Vmm& src) {
-  if constexpr (kAvx512<Vmm>) vrndscaleps(dst, src, 0);
-  else vroundps(dst, src, 0);
+  if constexpr (kAvx512<Vmm>)
+    vrndscaleps(dst, src, 0);
+  else
+    vroundps(dst, src, 0);
 }
 
 template <class Vmm>
-void VectorAssembler<Vmm>::compare(const Mask& mask, const Vmm& a, const Xbyak::Operand& b,
-                                   uint8_t predicate) {
+void VectorAssembler<Vmm>::compare(const Mask& mask, const Vmm& a, const Xbyak::Operand& b, uint8_t predicate) {
   vcmpps(mask, a, b, predicate);
 }
 
 template <class Vmm>
 void VectorAssembler<Vmm>::select(const Vmm& dst, const Mask& mask, const Xbyak::Operand& if_true,
                                   const Vmm& if_false) {
-  if constexpr (kAvx512<Vmm>) vblendmps(dst | mask, if_false, if_true);
-  else vblendvps(dst, if_false, if_true, mask);
+  if constexpr (kAvx512<Vmm>)
+    vblendmps(dst | mask, if_false, if_true);
+  else
+    vblendvps(dst, if_false, if_true, mask);
 }
 
 template <class Vmm>
-void VectorAssembler<Vmm>::select_by_sign(const Vmm& dst, const Vmm& selector, const Vmm& if_true,
-                                          const Vmm& if_false, const Mask& scratch) {
+void VectorAssembler<Vmm>::select_by_sign(const Vmm& dst, const Vmm& selector, const Vmm& if_true, const Vmm& if_false,
+                                          const Mask& scratch) {
   if constexpr (kAvx512<Vmm>) {
     vpmovd2m(scratch, selector);
     vblendmps(dst | scratch, if_false, if_true);
@@ -61,8 +65,8 @@ void VectorAssembler<Vmm>::select_by_sign(const Vmm& dst, const Vmm& selector, c
 }
 
 template <class Vmm>
-void VectorAssembler<Vmm>::compare_to_bool(const Vmm& dst, const Vmm& a, const Xbyak::Operand& b,
-                                           uint8_t predicate, const Mask& scratch) {
+void VectorAssembler<Vmm>::compare_to_bool(const Vmm& dst, const Vmm& a, const Xbyak::Operand& b, uint8_t predicate,
+                                           const Mask& scratch) {
   if constexpr (kAvx512<Vmm>) {
     vcmpps(scratch, a, b, predicate);
     vpmovm2d(dst, scratch);
@@ -71,8 +75,7 @@ void VectorAssembler<Vmm>::compare_to_bool(const Vmm& dst, const Vmm& a, const X
   }
 }
 
-template <class Vmm>
-void VectorAssembler<Vmm>::nonzero_i32_to_bool(const Vmm& dst, const Vmm& a, const Mask& scratch) {
+template <class Vmm> void VectorAssembler<Vmm>::nonzero_i32_to_bool(const Vmm& dst, const Vmm& a, const Mask& scratch) {
   if constexpr (kAvx512<Vmm>) {
     vptestmd(scratch, a, a);
     vpmovm2d(dst, scratch);
@@ -84,8 +87,7 @@ void VectorAssembler<Vmm>::nonzero_i32_to_bool(const Vmm& dst, const Vmm& a, con
 
 // AVX2 has no vscalefps: build 2^n from exponent bits in two halves, so that results reaching
 // into the subnormal range (n down to -150) and up to overflow (n = 129) come out right.
-template <class Vmm>
-void VectorAssembler<Vmm>::scale_by_pow2(const Vmm& x, const Vmm& n, const Vmm& scratch) {
+template <class Vmm> void VectorAssembler<Vmm>::scale_by_pow2(const Vmm& x, const Vmm& n, const Vmm& scratch) {
   if constexpr (kAvx512<Vmm>) {
     vscalefps(x, x, n);
   } else {

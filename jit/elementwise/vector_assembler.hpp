@@ -1,8 +1,8 @@
 #pragma once
-#include <xbyak/xbyak.h>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
+#include <xbyak/xbyak.h>
 
 namespace kiln::jit {
 
@@ -34,14 +34,14 @@ inline constexpr int kLoadStoreMask = 7;
 
 // vcmpps predicates (ordered/unordered as IEEE comparisons in C++ behave).
 enum CmpPredicate : uint8_t {
-  kCmpEq = 0x00,       // EQ_OQ
-  kCmpLt = 0x01,       // LT_OS
-  kCmpLe = 0x02,       // LE_OS
-  kCmpUnord = 0x03,    // UNORD_Q
-  kCmpNe = 0x04,       // NEQ_UQ: true when either is NaN, like C++ !=
-  kCmpNotGe = 0x09,    // NGE_US: less than, or unordered
-  kCmpGe = 0x0D,       // GE_OS
-  kCmpGt = 0x0E,       // GT_OS
+  kCmpEq = 0x00,    // EQ_OQ
+  kCmpLt = 0x01,    // LT_OS
+  kCmpLe = 0x02,    // LE_OS
+  kCmpUnord = 0x03, // UNORD_Q
+  kCmpNe = 0x04,    // NEQ_UQ: true when either is NaN, like C++ !=
+  kCmpNotGe = 0x09, // NGE_US: less than, or unordered
+  kCmpGe = 0x0D,    // GE_OS
+  kCmpGt = 0x0E,    // GT_OS
 };
 
 // An Xbyak code generator plus the per-kernel constant table and the few primitives whose
@@ -70,8 +70,7 @@ public:
   void select_by_sign(const Vmm& dst, const Vmm& selector, const Vmm& if_true, const Vmm& if_false,
                       const Mask& scratch);
   // A bool vector (all ones / zeros per lane) from a compare.
-  void compare_to_bool(const Vmm& dst, const Vmm& a, const Xbyak::Operand& b, uint8_t predicate,
-                       const Mask& scratch);
+  void compare_to_bool(const Vmm& dst, const Vmm& a, const Xbyak::Operand& b, uint8_t predicate, const Mask& scratch);
   // A bool vector: lane of the i32 vector a is non-zero.
   void nonzero_i32_to_bool(const Vmm& dst, const Vmm& a, const Mask& scratch);
   // x *= 2^n for n an integral f32 vector in [-150, 129]; n is clobbered.

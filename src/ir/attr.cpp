@@ -22,6 +22,10 @@ const char* attr_type_name(const Attr& a) {
 bool attr_equal(const Attr& a, const Attr& b) {
   if (a.value.index() != b.value.index()) return false;
   if (auto* t = std::get_if<Tensor>(&a.value)) return tensors_equal(*t, std::get<Tensor>(b.value));
+  if (auto* fs = std::get_if<Attr::Floats>(&a.value)) {
+    const auto& other = std::get<Attr::Floats>(b.value);
+    return fs->size() == other.size() && std::memcmp(fs->data(), other.data(), fs->size() * sizeof(double)) == 0;
+  }
   if (auto* d = std::get_if<double>(&a.value)) {
     double e = std::get<double>(b.value);
     return std::memcmp(d, &e, sizeof e) == 0; // bitwise: NaN attributes compare equal to themselves

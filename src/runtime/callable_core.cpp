@@ -1,3 +1,4 @@
+#include "ir/passes/default_passes.hpp"
 #include "ir/specialize.hpp"
 #include "ir/text/printer.hpp"
 #include "runtime/executable_cache.hpp"
@@ -40,7 +41,8 @@ std::map<std::string, ir::ValueType> declared_weights(const ir::Module& module) 
 } // namespace
 
 struct CallableCore::State {
-  std::shared_ptr<const ir::Module> module;
+  std::shared_ptr<const ir::Module> module;    // as traced (what staged() shows)
+  std::shared_ptr<const ir::Module> optimized; // after the default passes: what tiers specialise
   TreeLeaves spec;
   std::map<std::string, Tensor> own_weights;
   std::map<std::string, ir::ValueType> weight_types;
@@ -136,7 +138,7 @@ std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<i
   auto entry = std::make_shared<CacheEntry>();
   entry->callable = module->name;
   entry->signature = text;
-  entry->graph = std::make_shared<const ir::Function>(ir::specialize(*module, types));
+  entry->graph = std::make_shared<const ir::Function>(ir::specialize(*optimized, types));
   entry->weights = bind_weights();
   const runtime::ExecutableFactory* interp = runtime::find_tier("interp");
   if (!interp) throw Error(ErrorKind::internal, "the interpreter tier is not linked into this build");
@@ -185,6 +187,7 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
   state_->policy = options.tiers.value_or(state_->session->policy());
   state_->weight_types = declared_weights(*state_->module);
   state_->bind_weights(); // missing or mismatched weights fail now, not at the first call
+  state_->optimized = std::make_shared<const ir::Module>(ir::run_default_passes(*state_->module));
   state_->fingerprint = std::to_string(std::hash<std::string>{}(ir::print_module(*state_->module)));
 }
 

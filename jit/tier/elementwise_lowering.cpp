@@ -1,0 +1,168 @@
+#include "ir/ops.hpp"
+#include "jit/elementwise/region.hpp"
+#include "jit/tier/lowerings.hpp"
+#include <map>
+
+namespace kiln::jit::tier {
+
+namespace {
+
+using Broadcast = RegionInput::Broadcast;
+
+class ElementwiseRunner final : public interp::StepRunner {
+public:
+  ElementwiseRunner(std::shared_ptr<const ElementwiseKernel> kernel, int64_t rows, int64_t cols)
+      : kernel_(std::move(kernel)), rows_(rows), cols_(cols) {}
+
+  void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
+    std::vector<const void*> input_data;
+    for (const interp::View& view : inputs) input_data.push_back(view.data);
+    std::vector<void*> output_data;
+    for (const interp::View& view : outputs) output_data.push_back(view.data);
+    if (!kernel_->run(input_data.data(), output_data.data(), rows_, cols_))
+      throw Error(ErrorKind::internal, "jit.elementwise: the kernel refused its buffers");
+  }
+
+private:
+  std::shared_ptr<const ElementwiseKernel> kernel_;
+  int64_t rows_;
+  int64_t cols_;
+};
+
+// Grows one region op by op over the iteration space [rows, cols] of the first op's result dims.
+class RegionBuilder {
+public:
+  RegionBuilder(GraphRewriter& rw, ir::OpId first) : rw_(rw), space_(rw.dims(rw.op(first).results[0])) {
+    cols_ = space_.empty() ? 1 : space_.back();
+    rows_ = space_.empty() ? 1 : numel_of(std::vector<int64_t>(space_.begin(), space_.end() - 1));
+  }
+
+  // Adds the op when it fits the region; false leaves the region as it was.
+  bool try_add(ir::OpId id) {
+    const ir::Op& op = rw_.op(id);
+    if (!is_elementwise(op.kind) || op.results.size() != 1 || rw_.dims(op.results[0]) != space_) return false;
+    for (ir::ValueId v : op.operands)
+      if (!node_of_.count(v) && !literal_value(v) && !classify(rw_.dims(v))) return false;
+    RegionNode node{op.kind, {}, op.attrs, 0.0f, rw_.dtype(op.results[0])};
+    for (ir::ValueId v : op.operands) node.args.push_back(argument(v));
+    node_of_[op.results[0]] = int32_t(region_.nodes.size());
+    op_nodes_.emplace_back(op.results[0], int32_t(region_.nodes.size()));
+    region_.nodes.push_back(std::move(node));
+    ops_.push_back(id);
+    for (ir::ValueId v : op.operands) ++inner_uses_[v];
+    return true;
+  }
+
+  const std::vector<ir::OpId>& ops() const { return ops_; }
+
+  // Region outputs: values used outside the region or returned by the graph.
+  std::vector<ir::ValueId> finish_outputs() {
+    std::vector<ir::ValueId> outputs;
+    for (const auto& [value, node] : op_nodes_) {
+      if (rw_.uses(value) <= inner_uses_[value]) continue;
+      outputs.push_back(value);
+      region_.outputs.push_back(node);
+    }
+    return outputs;
+  }
+
+  const Region& region() const { return region_; }
+  const std::vector<ir::ValueId>& input_values() const { return input_values_; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+
+private:
+  std::optional<Broadcast> classify(const std::vector<int64_t>& dims) const {
+    if (numel_of(dims) == 1) return Broadcast::scalar;
+    if (dims.size() > space_.size()) return std::nullopt;
+    std::vector<int64_t> padded(space_.size() - dims.size(), 1);
+    padded.insert(padded.end(), dims.begin(), dims.end());
+    if (padded == space_) return Broadcast::full;
+    if (!dims.empty() && dims.back() == cols_ && numel_of(dims) == cols_) return Broadcast::row;
+    if (padded.back() == 1 && std::equal(padded.begin(), padded.end() - 1, space_.begin())) return Broadcast::column;
+    return std::nullopt;
+  }
+
+  // A one-element f32 constant becomes a literal of the generated code.
+  std::optional<float> literal_value(ir::ValueId v) const {
+    const ir::Op* def = rw_.producer(v);
+    if (!def || def->kind != ir::OpKind::constant || rw_.dtype(v) != DType::f32) return std::nullopt;
+    const Tensor& value = def->attrs.get_tensor("value");
+    if (value.numel() != 1) return std::nullopt;
+    return float(value.item_as_double());
+  }
+
+  int32_t argument(ir::ValueId v) {
+    if (auto found = node_of_.find(v); found != node_of_.end()) return found->second;
+    if (auto found = input_of_.find(v); found != input_of_.end()) return found->second;
+    if (auto literal = literal_value(v)) {
+      RegionNode node{ir::OpKind::constant, {}, {}, *literal, DType::f32};
+      node_of_[v] = int32_t(region_.nodes.size());
+      region_.nodes.push_back(std::move(node));
+      return node_of_[v];
+    }
+    region_.inputs.push_back(RegionInput{*classify(rw_.dims(v)), rw_.dtype(v)});
+    input_values_.push_back(v);
+    const auto index = -int32_t(region_.inputs.size());
+    input_of_[v] = index;
+    return index;
+  }
+
+  GraphRewriter& rw_;
+  std::vector<int64_t> space_;
+  int64_t rows_ = 1;
+  int64_t cols_ = 1;
+  Region region_;
+  std::vector<ir::ValueId> input_values_;
+  std::map<ir::ValueId, int32_t> input_of_;
+  std::map<ir::ValueId, int32_t> node_of_;
+  std::vector<std::pair<ir::ValueId, int32_t>> op_nodes_;
+  std::map<ir::ValueId, int> inner_uses_;
+  std::vector<ir::OpId> ops_;
+};
+
+void leave_to_interpreter(GraphRewriter& rw, const std::vector<ir::OpId>& ops, const std::string& why) {
+  for (ir::OpId id : ops) {
+    rw.refuse(id, "xbyak", why);
+    rw.copy_op(id);
+  }
+}
+
+} // namespace
+
+ir::OpId lower_elementwise_region(GraphRewriter& rw, ir::OpId first) {
+  const ir::Op& first_op = rw.op(first);
+  if (first_op.results.size() != 1 || !shape_is_static(rw.source().type_of(first_op.results[0]).shape)) return first;
+  RegionBuilder builder(rw, first);
+  ir::OpId next = first;
+  for (; next < rw.source().ops.size() && rw.is_open(next); ++next) {
+    // Constants inside a run are bound values, not work: they pass through without ending it.
+    if (rw.op(next).kind == ir::OpKind::constant) {
+      rw.copy_op(next);
+      continue;
+    }
+    if (!builder.try_add(next)) break;
+  }
+  if (builder.ops().empty()) return next;
+  const std::vector<ir::ValueId> outputs = builder.finish_outputs();
+  if (outputs.empty()) {
+    leave_to_interpreter(rw, builder.ops(), "no result of the region is used");
+    return next;
+  }
+  std::string why_not;
+  auto kernel = compile_region(builder.region(), &why_not);
+  if (!kernel) {
+    leave_to_interpreter(rw, builder.ops(), why_not);
+    return next;
+  }
+  const std::string note = std::string(vector_isa_name(kernel->isa())) + ", region of " +
+                           std::to_string(builder.ops().size()) + " ops over [" + std::to_string(builder.rows()) +
+                           ", " + std::to_string(builder.cols()) + "]";
+  rw.emit_custom({"jit.elementwise", builder.input_values(), outputs, rw.op(builder.ops().back()).loc,
+                  std::make_shared<ElementwiseRunner>(kernel, builder.rows(), builder.cols())});
+  for (ir::OpId id : builder.ops())
+    rw.take(id, "xbyak", id == builder.ops().front() ? note : "fused into op " + std::to_string(builder.ops().front()));
+  return next;
+}
+
+} // namespace kiln::jit::tier

@@ -1,0 +1,115 @@
+#include "jit/tier/graph_rewriter.hpp"
+#include "ir/ops.hpp"
+#include "runtime/log.hpp"
+
+namespace kiln::jit::tier {
+
+GraphRewriter::GraphRewriter(const ir::Function& source, const runtime::WeightMap& weights)
+    : source_(source), weights_(weights), uses_(source.values.size(), 0), last_user_(source.values.size()),
+      state_(source.ops.size(), State::open), lowering_(source.ops.size()), note_(source.ops.size()),
+      refusals_(source.ops.size()), scheduled_(source.ops.size()), graph_(std::make_shared<ir::Function>()),
+      remap_(source.values.size(), kUnmapped) {
+  for (size_t id = 0; id < source.ops.size(); ++id)
+    for (ir::ValueId v : source.ops[id].operands) {
+      ++uses_.at(v);
+      last_user_[v] = ir::OpId(id);
+    }
+  for (ir::ValueId v : source.outputs) ++uses_.at(v);
+  graph_->name = source.name;
+  graph_->is_private = source.is_private;
+  for (ir::ValueId arg : source.args) remap_.at(arg) = graph_->add_arg(source.type_of(arg));
+}
+
+std::optional<ir::OpId> GraphRewriter::single_user(ir::ValueId v) const {
+  if (uses_.at(v) != 1) return std::nullopt;
+  return last_user_[v]; // empty when the one use is a graph output
+}
+
+const ir::Op* GraphRewriter::producer(ir::ValueId v) const {
+  const int32_t def = source_.values.at(v).def_op;
+  return def == ir::kNoOp ? nullptr : &source_.ops[size_t(def)];
+}
+
+ir::ValueId GraphRewriter::mapped(ir::ValueId v) {
+  if (remap_.at(v) == kUnmapped) {
+    const int32_t def = source_.values[v].def_op;
+    if (def == ir::kNoOp || state_[size_t(def)] != State::deferred)
+      throw Error(ErrorKind::internal, "jit partitioner: value %" + std::to_string(v) + " used before it is emitted");
+    copy_op(ir::OpId(def));
+  }
+  return remap_[v];
+}
+
+void GraphRewriter::copy_op(ir::OpId id) {
+  const ir::Op& original = source_.ops.at(id);
+  std::vector<ir::ValueId> operands;
+  for (ir::ValueId v : original.operands) operands.push_back(mapped(v));
+  std::vector<ir::ValueType> types;
+  for (ir::ValueId v : original.results) types.push_back(source_.type_of(v));
+  const ir::OpId new_id = graph_->add_op(original.kind, operands, types, original.attrs, original.loc);
+  const ir::Op& emitted = graph_->ops[new_id];
+  for (size_t i = 0; i < original.results.size(); ++i) remap_[original.results[i]] = emitted.results[i];
+  runners_.resize(graph_->ops.size());
+  state_[id] = State::emitted;
+  lowering_[id] = "interp";
+}
+
+void GraphRewriter::take(ir::OpId id, const std::string& lowering, const std::string& note) {
+  state_.at(id) = State::absorbed;
+  lowering_[id] = lowering;
+  note_[id] = note;
+}
+
+void GraphRewriter::refuse(ir::OpId id, const std::string& lowering, const std::string& why) {
+  refusals_.at(id).push_back(lowering + " refused: " + why);
+}
+
+void GraphRewriter::emit_custom(const CustomOp& custom) {
+  std::vector<ir::ValueId> operands;
+  for (ir::ValueId v : custom.operands) operands.push_back(mapped(v));
+  std::vector<ir::ValueType> types;
+  for (ir::ValueId v : custom.results) types.push_back(source_.type_of(v));
+  const ir::OpId new_id = graph_->add_op(ir::OpKind::custom, operands, types,
+                                         ir::Attrs{{"op", ir::Attr::of_string(custom.name)}}, custom.loc);
+  const ir::Op& emitted = graph_->ops[new_id];
+  for (size_t i = 0; i < custom.results.size(); ++i) remap_[custom.results[i]] = emitted.results[i];
+  runners_.resize(graph_->ops.size());
+  runners_[new_id] = custom.runner;
+}
+
+void GraphRewriter::emit_custom_at(ir::OpId at_op, CustomOp custom) { scheduled_.at(at_op) = std::move(custom); }
+
+bool GraphRewriter::emit_scheduled(ir::OpId id) {
+  if (!scheduled_.at(id)) return false;
+  emit_custom(*scheduled_[id]);
+  scheduled_[id].reset();
+  return true;
+}
+
+void GraphRewriter::log_decisions() const {
+  for (size_t id = 0; id < source_.ops.size(); ++id) {
+    const ir::Op& original = source_.ops[id];
+    std::string line = "op " + std::to_string(id) + " kiln." + std::string(ir::op_info(original.kind).name) +
+                       " at " + original.loc.to_string() + ": " + lowering_[id];
+    if (!note_[id].empty()) line += " (" + note_[id] + ")";
+    if (lowering_[id] == "interp" && !refusals_[id].empty()) {
+      line += " (";
+      for (size_t i = 0; i < refusals_[id].size(); ++i) line += (i ? "; " : "") + refusals_[id][i];
+      line += ")";
+    }
+    runtime::log_line(runtime::LogChannel::jit, line);
+  }
+}
+
+Partition GraphRewriter::finish() {
+  for (ir::ValueId v : source_.outputs) graph_->outputs.push_back(mapped(v));
+  Partition partition;
+  for (const std::string& lowering : lowering_) ++partition.ops_per_lowering[lowering];
+  if (runtime::log_enabled(runtime::LogChannel::jit)) log_decisions();
+  runners_.resize(graph_->ops.size());
+  partition.graph = graph_;
+  partition.runners = std::move(runners_);
+  return partition;
+}
+
+} // namespace kiln::jit::tier

@@ -1,0 +1,121 @@
+#include "jit/dnnl/layer_norm.hpp"
+#include "jit/dnnl/pool2d.hpp"
+#include "jit/dnnl/reduction.hpp"
+#include "jit/dnnl/softmax.hpp"
+#include "jit/tier/lowerings.hpp"
+
+namespace kiln::jit::tier {
+
+namespace {
+
+// A primitive with one input and one output of its own dims.
+template <class Primitive> class UnaryPrimitiveRunner final : public interp::StepRunner {
+public:
+  explicit UnaryPrimitiveRunner(Primitive primitive) : primitive_(std::move(primitive)) {}
+  void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
+    primitive_.execute(inputs[0].as<const float>(), outputs[0].as<float>());
+  }
+
+private:
+  Primitive primitive_;
+};
+
+class LayerNormRunner final : public interp::StepRunner {
+public:
+  LayerNormRunner(dnnl_ops::LayerNormPrimitive primitive, bool has_weight, bool has_bias)
+      : primitive_(std::move(primitive)), has_weight_(has_weight), has_bias_(has_bias) {}
+  void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
+    const float* weight = has_weight_ ? inputs[1].as<const float>() : nullptr;
+    const float* bias = has_bias_ ? inputs[2].as<const float>() : nullptr;
+    primitive_.execute(inputs[0].as<const float>(), weight, bias, outputs[0].as<float>());
+  }
+
+private:
+  dnnl_ops::LayerNormPrimitive primitive_;
+  bool has_weight_;
+  bool has_bias_;
+};
+
+bool all_f32(const GraphRewriter& rw, const ir::Op& op) {
+  for (ir::ValueId v : op.operands)
+    if (rw.dtype(v) != DType::f32) return false;
+  for (ir::ValueId v : op.results)
+    if (rw.dtype(v) != DType::f32) return false;
+  return true;
+}
+
+// The shared tail of every one-op lowering: check, build, emit a custom op with the op's operands.
+template <class Primitive, class Params, class MakeRunner>
+bool lower_one_op(GraphRewriter& rw, ir::OpId id, const std::string& lowering, const Params& params,
+                  MakeRunner make_runner) {
+  const ir::Op& op = rw.op(id);
+  if (!all_f32(rw, op)) {
+    rw.refuse(id, lowering, "not f32");
+    return false;
+  }
+  if (auto why = Primitive::refuse(params)) {
+    rw.refuse(id, lowering, *why);
+    return false;
+  }
+  Primitive primitive(params);
+  const std::string implementation = primitive.implementation();
+  rw.emit_custom({"jit." + lowering.substr(lowering.find('.') + 1), op.operands, op.results, op.loc,
+                  make_runner(std::move(primitive))});
+  rw.take(id, lowering, implementation);
+  return true;
+}
+
+template <class Primitive> auto unary_runner() {
+  return [](Primitive primitive) { return std::make_shared<UnaryPrimitiveRunner<Primitive>>(std::move(primitive)); };
+}
+
+} // namespace
+
+bool lower_softmax(GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  const dnnl_ops::SoftmaxParams params{rw.dims(op.operands[0]), op.attrs.get_int("axis"),
+                                       op.kind == ir::OpKind::log_softmax};
+  return lower_one_op<dnnl_ops::SoftmaxPrimitive>(rw, id, "dnnl.softmax", params,
+                                                  unary_runner<dnnl_ops::SoftmaxPrimitive>());
+}
+
+bool lower_layer_norm(GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  const bool has_weight = op.operands.size() > 1;
+  const bool has_bias = op.operands.size() > 2;
+  const dnnl_ops::LayerNormParams params{rw.dims(op.operands[0]), op.attrs.get_int("axis"), has_weight, has_bias,
+                                         float(op.attrs.get_float("eps"))};
+  return lower_one_op<dnnl_ops::LayerNormPrimitive>(
+      rw, id, "dnnl.layer_norm", params, [&](dnnl_ops::LayerNormPrimitive primitive) {
+        return std::make_shared<LayerNormRunner>(std::move(primitive), has_weight, has_bias);
+      });
+}
+
+bool lower_pool2d(GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  dnnl_ops::PoolKind kind = dnnl_ops::PoolKind::max;
+  if (op.kind == ir::OpKind::avg_pool2d) {
+    const ir::Attr* include_pad = op.attrs.find("count_include_pad");
+    const bool includes = include_pad && std::get<bool>(include_pad->value);
+    kind = includes ? dnnl_ops::PoolKind::avg_include_pad : dnnl_ops::PoolKind::avg_exclude_pad;
+  }
+  const dnnl_ops::Pool2dParams params{rw.dims(op.operands[0]), kind, pair_attr(op, "kernel"),
+                                      pair_attr(op, "stride"), pair_attr(op, "padding")};
+  return lower_one_op<dnnl_ops::Pool2dPrimitive>(rw, id, "dnnl.pool2d", params,
+                                                 unary_runner<dnnl_ops::Pool2dPrimitive>());
+}
+
+bool lower_reduction(GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  dnnl_ops::ReduceKind kind = dnnl_ops::ReduceKind::sum;
+  if (op.kind == ir::OpKind::reduce_mean) kind = dnnl_ops::ReduceKind::mean;
+  if (op.kind == ir::OpKind::reduce_max) kind = dnnl_ops::ReduceKind::max;
+  if (op.kind == ir::OpKind::reduce_min) kind = dnnl_ops::ReduceKind::min;
+  const ir::Attr* keepdims = op.attrs.find("keepdims");
+  const dnnl_ops::ReductionParams params{rw.dims(op.operands[0]), kind, op.attrs.get_ints("axes"),
+                                         keepdims && std::get<bool>(keepdims->value)};
+  return lower_one_op<dnnl_ops::ReductionPrimitive>(rw, id, "dnnl.reduction", params,
+                                                    unary_runner<dnnl_ops::ReductionPrimitive>());
+}
+
+} // namespace kiln::jit::tier
