@@ -1,0 +1,204 @@
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+using namespace kiln;
+
+namespace {
+
+// Both tiers must agree within kTolerance * (1 + |interp|): the JIT's elementwise kernels use
+// polynomial approximations and oneDNN sums in another order.
+constexpr double kTolerance = 1e-4;
+
+std::shared_ptr<Session> session_in(JitMode mode) {
+  TierPolicy policy;
+  policy.mode = mode;
+  return std::make_shared<Session>(policy, 16);
+}
+
+// Counts elements where jit and interp disagree: NaN must meet NaN, infinities the same infinity,
+// finite values within the tolerance.
+int64_t count_mismatches(const Tensor& interp, const Tensor& jit) {
+  REQUIRE(interp.dims() == jit.dims());
+  int64_t mismatches = 0;
+  const float* expected = interp.data<float>();
+  const float* got = jit.data<float>();
+  for (int64_t i = 0; i < interp.numel(); ++i) {
+    const double e = expected[i];
+    const double g = got[i];
+    bool agree = std::isnan(e) ? std::isnan(g) : std::isinf(e) ? g == e : std::abs(g - e) <= kTolerance * (1 + std::abs(e));
+    if (!agree && mismatches++ == 0) MESSAGE("first mismatch at " << i << ": interp " << e << ", jit " << g);
+  }
+  return mismatches;
+}
+
+struct TierComparison {
+  Tensor interp;
+  Tensor jit;
+  std::string jit_tier;
+  std::map<std::string, int> ops_per_lowering;
+};
+
+// Compiles fn once per tier for the inputs' layouts, calls both once and reads the JIT's statistics.
+template <class Fn, class... Inputs>
+TierComparison run_both_tiers(Fn fn, const std::map<std::string, Tensor>& weights, const Inputs&... inputs) {
+  auto interp_session = session_in(JitMode::off);
+  auto jit_session = session_in(JitMode::always);
+  auto on_interp = compile(fn, {.weights = weights, .session = interp_session})(inputs.layout()...);
+  auto on_jit = compile(fn, {.weights = weights, .session = jit_session})(inputs.layout()...);
+  TierComparison comparison{on_interp(inputs...), on_jit(inputs...), "", {}};
+  const std::vector<SignatureStats> stats = jit_session->stats();
+  REQUIRE(stats.size() == 1);
+  if (!stats[0].jit_error.empty()) MESSAGE("jit promotion failed: " << stats[0].jit_error);
+  comparison.jit_tier = stats[0].tier;
+  comparison.ops_per_lowering = stats[0].ops_per_lowering;
+  return comparison;
+}
+
+void check_agreement(const TierComparison& comparison, const std::string& lowering, int expected_ops) {
+  CHECK(comparison.jit_tier == "jit");
+  auto found = comparison.ops_per_lowering.find(lowering);
+  CHECK(found != comparison.ops_per_lowering.end());
+  if (found != comparison.ops_per_lowering.end()) CHECK(found->second == expected_ops);
+  CHECK(count_mismatches(comparison.interp, comparison.jit) == 0);
+}
+
+Tensor with_edge_values(Tensor x) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> edges{0.0f, -0.0f, 1e30f, -1e30f, std::nanf(""), inf, -inf, 88.0f, -88.0f};
+  float* data = x.data<float>();
+  for (size_t i = 0; i < edges.size() && int64_t(i) < x.numel(); ++i) data[i] = edges[i];
+  return x;
+}
+
+Tensor mlp(const Tensor& x) {
+  Tensor w1 = F::constant_external("fc1.weight", TensorLayout(DType::f32, {32, 16}));
+  Tensor b1 = F::constant_external("fc1.bias", TensorLayout(DType::f32, {32}));
+  Tensor w2 = F::constant_external("fc2.weight", TensorLayout(DType::f32, {8, 32}));
+  Tensor b2 = F::constant_external("fc2.bias", TensorLayout(DType::f32, {8}));
+  return F::linear(F::gelu(F::linear(x, w1, b1)), w2, b2);
+}
+
+std::map<std::string, Tensor> mlp_weights() {
+  return {{"fc1.weight", Tensor::randn({32, 16}, 1)}, {"fc1.bias", Tensor::randn({32}, 2)},
+          {"fc2.weight", Tensor::randn({8, 32}, 3)}, {"fc2.bias", Tensor::randn({8}, 4)}};
+}
+
+} // namespace
+
+TEST_CASE("a Linear+GELU+Linear MLP runs as two fused oneDNN matmuls and matches the interpreter") {
+  for (int64_t batch : {1, 7, 17}) {
+    CAPTURE(batch);
+    // Per layer: the weight transpose, the matmul, the bias add; the GELU joins the first layer.
+    check_agreement(run_both_tiers(mlp, mlp_weights(), Tensor::randn({batch, 16}, 10 + uint64_t(batch))),
+                    "dnnl.matmul", 7);
+  }
+}
+
+TEST_CASE("an elementwise chain becomes one xbyak kernel, edge values included") {
+  auto chain = [](Tensor x) { return F::tanh(x * 1.5 + 0.25) * F::sigmoid(x) - x * 0.1; };
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{1, 1}, {7, 17}, {64, 1023}}) {
+    CAPTURE(dims.back());
+    Tensor x = with_edge_values(Tensor::rand(dims, 21, -4.0f, 4.0f));
+    // mul, add, tanh, sigmoid, mul, mul, sub
+    check_agreement(run_both_tiers(chain, {}, x), "xbyak", 7);
+  }
+}
+
+TEST_CASE("row, column and scalar operands broadcast inside one elementwise kernel") {
+  auto broadcasting = [](Tensor x, Tensor row, Tensor column, Tensor scalar) {
+    return F::maximum(x * row + column, scalar) - F::exp(column);
+  };
+  Tensor x = Tensor::randn({7, 17}, 31);
+  Tensor row = Tensor::randn({17}, 32);
+  Tensor column = Tensor::randn({7, 1}, 33);
+  Tensor scalar = Tensor::full({1}, 0.1);
+  check_agreement(run_both_tiers(broadcasting, {}, x, row, column, scalar), "xbyak", 5);
+}
+
+TEST_CASE("softmax and log_softmax run as oneDNN softmax") {
+  Tensor x = Tensor::randn({4, 33}, 41);
+  check_agreement(run_both_tiers([](Tensor t) { return F::softmax(t, -1); }, {}, x), "dnnl.softmax", 1);
+  check_agreement(run_both_tiers([](Tensor t) { return F::log_softmax(t, 0); }, {}, x), "dnnl.softmax", 1);
+}
+
+TEST_CASE("layer_norm with weight and bias runs as oneDNN layer normalisation") {
+  auto norm = [](Tensor t) {
+    return F::layer_norm(t, F::constant_external("ln.weight", TensorLayout(DType::f32, {33})),
+                         F::constant_external("ln.bias", TensorLayout(DType::f32, {33})), 1e-5, -1);
+  };
+  std::map<std::string, Tensor> weights{{"ln.weight", Tensor::randn({33}, 51)}, {"ln.bias", Tensor::randn({33}, 52)}};
+  check_agreement(run_both_tiers(norm, weights, Tensor::randn({5, 33}, 53)), "dnnl.layer_norm", 1);
+}
+
+TEST_CASE("max and average pooling run as oneDNN pooling") {
+  Tensor x = Tensor::randn({2, 3, 9, 9}, 61);
+  const F::Pool2dOptions padded{{3, 3}, {2, 2}, {1, 1}, false};
+  const F::Pool2dOptions counting_pad{{3, 3}, {2, 2}, {1, 1}, true};
+  check_agreement(run_both_tiers([&](Tensor t) { return F::max_pool2d(t, padded); }, {}, x), "dnnl.pool2d", 1);
+  check_agreement(run_both_tiers([&](Tensor t) { return F::avg_pool2d(t, padded); }, {}, x), "dnnl.pool2d", 1);
+  check_agreement(run_both_tiers([&](Tensor t) { return F::avg_pool2d(t, counting_pad); }, {}, x), "dnnl.pool2d",
+                  1);
+}
+
+TEST_CASE("sum, mean, max and min reductions run as oneDNN reductions") {
+  Tensor x = Tensor::randn({3, 5, 7}, 71);
+  check_agreement(run_both_tiers([](Tensor t) { return F::sum(t, {1}); }, {}, x), "dnnl.reduction", 1);
+  check_agreement(run_both_tiers([](Tensor t) { return F::mean(t, {0, 2}, true); }, {}, x), "dnnl.reduction", 1);
+  check_agreement(run_both_tiers([](Tensor t) { return F::max(t); }, {}, x), "dnnl.reduction", 1);
+  check_agreement(run_both_tiers([](Tensor t) { return F::min(t, {-1}); }, {}, x), "dnnl.reduction", 1);
+}
+
+TEST_CASE("conv2d with a constant weight absorbs its bias and the following relu") {
+  auto conv = [](Tensor t) {
+    Tensor w = F::constant_external("conv.weight", TensorLayout(DType::f32, {8, 3, 3, 3}));
+    Tensor b = F::constant_external("conv.bias", TensorLayout(DType::f32, {8}));
+    return F::relu(F::conv2d(t, w, b, {.stride = {1, 1}, .padding = {1, 1}}));
+  };
+  std::map<std::string, Tensor> weights{{"conv.weight", Tensor::randn({8, 3, 3, 3}, 81)},
+                                        {"conv.bias", Tensor::randn({8}, 82)}};
+  check_agreement(run_both_tiers(conv, weights, Tensor::randn({2, 3, 10, 10}, 83)), "dnnl.conv2d", 2);
+}
+
+TEST_CASE("attention reads the transposed keys as a transposed B without running the transpose") {
+  auto attention = [](Tensor q, Tensor k, Tensor v) {
+    return F::matmul(F::softmax(F::matmul(q, F::transpose(k, -1, -2)) * 0.35, -1), v);
+  };
+  TierComparison comparison = run_both_tiers(attention, {}, Tensor::randn({2, 5, 8}, 91),
+                                             Tensor::randn({2, 7, 8}, 92), Tensor::randn({2, 7, 8}, 93));
+  // transpose + matmul + scale, then the second matmul
+  check_agreement(comparison, "dnnl.matmul", 4);
+  CHECK(comparison.ops_per_lowering["dnnl.softmax"] == 1);
+}
+
+TEST_CASE("a gather in the middle stays in the interpreter while its neighbours are lowered") {
+  auto mixed = [](Tensor x, Tensor indices) { return F::tanh(F::gather(F::relu(x * 2.0 + 1.0), indices, 0)); };
+  Tensor indices = Tensor::from_vector<int64_t>({3, 0, 5, 3}, {4});
+  TierComparison comparison = run_both_tiers(mixed, {}, Tensor::randn({6, 16}, 101), indices);
+  check_agreement(comparison, "xbyak", 4);
+  CHECK(comparison.ops_per_lowering["interp"] >= 1);
+}
+
+TEST_CASE("four threads call one JIT callable at once and all get the interpreter's result") {
+  Tensor x = Tensor::randn({17, 16}, 111);
+  auto reference = compile(mlp, {.weights = mlp_weights(), .session = session_in(JitMode::off)})(x.layout())(x);
+  auto jit_session = session_in(JitMode::always);
+  auto on_jit = compile(mlp, {.weights = mlp_weights(), .session = jit_session})(x.layout());
+  std::vector<int64_t> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int call = 0; call < 25; ++call) {
+        Tensor out = on_jit(x);
+        const float* expected = reference.data<float>();
+        const float* got = out.data<float>();
+        for (int64_t i = 0; i < out.numel(); ++i)
+          if (std::abs(got[i] - expected[i]) > kTolerance * (1 + std::abs(expected[i]))) ++mismatches[t];
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  CHECK(jit_session->stats().at(0).tier == "jit");
+  CHECK(mismatches == std::vector<int64_t>(4, 0));
+}

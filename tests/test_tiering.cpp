@@ -1,0 +1,97 @@
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include "kiln_config.h"
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+using namespace kiln;
+
+namespace {
+
+std::shared_ptr<Session> session_with(JitMode mode, int promote_after = 2, bool async = true) {
+  TierPolicy p;
+  p.mode = mode;
+  p.promote_after = promote_after;
+  p.async = async;
+  return std::make_shared<Session>(p, 16);
+}
+
+// A small model touching both tiers' lowerings: linear + gelu, an elementwise chain, softmax.
+auto model(const TensorLayout& w_layout) {
+  return [w_layout](Tensor x) {
+    Tensor h = F::gelu(F::linear(x, F::constant_external("w", w_layout), F::constant_external("b", TensorLayout(DType::f32, {16}))));
+    Tensor e = F::tanh(h * 1.5 + 0.25) * F::sigmoid(h) - 0.1 * h;
+    return F::softmax(e, -1);
+  };
+}
+
+float max_abs_diff(const Tensor& a, const Tensor& b) {
+  float worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::abs(a.data<float>()[i] - b.data<float>()[i]));
+  return worst;
+}
+
+} // namespace
+
+TEST_CASE("a hot signature is promoted in the background while threads keep calling, with the same results") {
+  TensorLayout w_layout(DType::f32, {16, 8});
+  std::map<std::string, Tensor> weights{{"w", Tensor::randn({16, 8}, 3)}, {"b", Tensor::randn({16}, 4)}};
+  auto reference = compile(model(w_layout), {.weights = weights, .session = session_with(JitMode::off)})(
+      TensorLayout(DType::f32, {"batch", 8}));
+  auto session = session_with(JitMode::automatic, 2, true);
+  auto tiered = compile(model(w_layout), {.weights = weights, .session = session})(TensorLayout(DType::f32, {"batch", 8}));
+  Tensor x = Tensor::randn({33, 8}, 5);
+  Tensor expected = reference(x);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 40; ++i)
+        if (max_abs_diff(tiered(x), expected) > 1e-5f) ++bad; // tolerance: JIT approximations of tanh/erf/exp
+    });
+  for (auto& t : threads) t.join();
+  session->wait_for_promotions();
+  CHECK(bad.load() == 0);
+  auto stats = session->stats();
+  REQUIRE(stats.size() == 1);
+  CHECK(stats[0].calls == 240);
+#if KILN_HAS_JIT
+  CHECK(stats[0].tier == "jit");
+  CHECK(stats[0].jit_error == "");
+  CHECK(stats[0].jit_compile_ms > 0.0);
+  CHECK(stats[0].calls_per_tier.count("interp") == 1); // the interpreter served while the JIT compiled
+  CHECK(max_abs_diff(tiered(x), expected) <= 1e-5f);
+#else
+  CHECK(stats[0].tier == "interp");
+  CHECK(stats[0].jit_error == "the JIT tier is not linked into this build");
+#endif
+}
+
+TEST_CASE("KILN_JIT=off keeps every signature on the interpreter") {
+  auto session = session_with(JitMode::off);
+  auto run = compile([](Tensor x) { return F::exp(x); }, {.session = session})(TensorLayout(DType::f32, {4}));
+  for (int i = 0; i < 5; ++i) run(Tensor::zeros({4}));
+  session->wait_for_promotions();
+  CHECK(session->stats().at(0).tier == "interp");
+  CHECK(session->stats().at(0).calls_per_tier.at("interp") == 5);
+}
+
+TEST_CASE("the tier policy reads the environment") {
+  setenv("KILN_JIT", "always", 1);
+  setenv("KILN_PROMOTE_AFTER", "5", 1);
+  setenv("KILN_JIT_ASYNC", "0", 1);
+  TierPolicy p = TierPolicy::from_env();
+  CHECK(p.mode == JitMode::always);
+  CHECK(p.promote_after == 5);
+  CHECK_FALSE(p.async);
+  setenv("KILN_JIT", "sometimes", 1);
+  CHECK_THROWS_WITH_AS(TierPolicy::from_env(), "spec error: KILN_JIT='sometimes': expected off, auto or always", Error);
+  setenv("KILN_JIT", "auto", 1);
+  setenv("KILN_PROMOTE_AFTER", "-1", 1);
+  CHECK_THROWS_AS(TierPolicy::from_env(), Error);
+  unsetenv("KILN_JIT");
+  unsetenv("KILN_PROMOTE_AFTER");
+  unsetenv("KILN_JIT_ASYNC");
+}
