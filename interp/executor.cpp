@@ -83,9 +83,8 @@ void InterpreterExecutable::bind_call(CallState& state, std::span<const Tensor> 
                                       std::vector<Tensor>& outputs) const {
   const ir::Function& fn = plan_.graph();
   if (inputs.size() != fn.args.size())
-    throw Error(ErrorKind::spec, "interpreter run of @" + fn.name + ": expected " +
-                                     std::to_string(fn.args.size()) + " inputs, got " +
-                                     std::to_string(inputs.size()));
+    throw Error(ErrorKind::spec, "interpreter run of @" + fn.name + ": expected " + std::to_string(fn.args.size()) +
+                                     " inputs, got " + std::to_string(inputs.size()));
   // Arguments are read through the caller's memory; buffer arguments are also written through it.
   for (size_t i = 0; i < inputs.size(); ++i)
     state.value_data[fn.args[i]] = const_cast<void*>(inputs[i].raw_data());
@@ -97,7 +96,8 @@ void InterpreterExecutable::bind_call(CallState& state, std::span<const Tensor> 
     outputs[i] = Tensor::empty(value.dims, value.dtype);
     state.value_data[slot.value] = outputs[i].raw_data();
   }
-  for (ir::ValueId v : plan_.aliases()) state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
+  for (ir::ValueId v : plan_.aliases())
+    state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
 }
 
 void InterpreterExecutable::run_step(CallState& state, const PlanStep& step, size_t index,
@@ -105,14 +105,14 @@ void InterpreterExecutable::run_step(CallState& state, const PlanStep& step, siz
   const size_t num_views = step.num_inputs + step.num_outputs;
   std::span<View> views(state.views.data() + step.first_view, num_views);
   std::span<const ir::ValueId> values(plan_.view_values().data() + step.first_view, num_views);
-  for (size_t i = 0; i < num_views; ++i) views[i].data = state.value_data[values[i]];
+  for (size_t i = 0; i < num_views; ++i)
+    views[i].data = state.value_data[values[i]];
   std::span<const View> inputs = views.first(step.num_inputs);
   std::span<const View> outputs = views.subspan(step.num_inputs);
 
   const runtime::OpHooks* hooks = options.hooks;
   std::vector<Tensor> hook_inputs;
-  if (hooks && (hooks->before || hooks->after))
-    hook_inputs = wrap_views(plan_, inputs, values.first(step.num_inputs));
+  if (hooks && (hooks->before || hooks->after)) hook_inputs = wrap_views(plan_, inputs, values.first(step.num_inputs));
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
 
   switch (step.kind) {
@@ -135,8 +135,7 @@ void InterpreterExecutable::run_step(CallState& state, const PlanStep& step, siz
           wrap_value(outputs[i].data, plan_.values()[values[step.num_inputs + i]]).clone();
 }
 
-void InterpreterExecutable::copy_remaining_outputs(const CallState& state,
-                                                   std::vector<Tensor>& outputs) const {
+void InterpreterExecutable::copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const {
   for (size_t i = 0; i < plan_.outputs().size(); ++i) {
     const OutputSlot& slot = plan_.outputs()[i];
     if (slot.written_by_op) continue;
@@ -157,7 +156,8 @@ std::vector<Tensor> InterpreterExecutable::run(std::span<const Tensor> inputs,
     for (ir::ValueId v : plan_.graph().args)
       (*options.preserved)[v] = inputs[plan_.values()[v].arg_index].clone();
   }
-  for (size_t i = 0; i < plan_.steps().size(); ++i) run_step(state, plan_.steps()[i], i, options);
+  for (size_t i = 0; i < plan_.steps().size(); ++i)
+    run_step(state, plan_.steps()[i], i, options);
   copy_remaining_outputs(state, outputs);
   return outputs;
 }

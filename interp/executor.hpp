@@ -29,8 +29,7 @@ private:
 
   std::unique_ptr<CallState> make_state() const;
   void bind_call(CallState& state, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) const;
-  void run_step(CallState& state, const PlanStep& step, size_t index,
-                const runtime::RunOptions& options) const;
+  void run_step(CallState& state, const PlanStep& step, size_t index, const runtime::RunOptions& options) const;
   void copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const;
 
   ExecutableOptions options_;

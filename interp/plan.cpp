@@ -10,9 +10,7 @@ namespace {
 
 size_t round_up(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
 
-bool overlap_in_time(const LiveInterval& a, const LiveInterval& b) {
-  return a.first <= b.last && b.first <= a.last;
-}
+bool overlap_in_time(const LiveInterval& a, const LiveInterval& b) { return a.first <= b.last && b.first <= a.last; }
 
 struct PlacedBlock {
   size_t offset;
@@ -44,9 +42,8 @@ void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::
   if (!tensor.defined() || !tensor.is_concrete())
     throw Error(kind, op_place(op) + ": the bound tensor is not a concrete tensor");
   if (tensor.dtype() != value.dtype || tensor.dims() != value.dims)
-    throw Error(kind, op_place(op) + ": the bound tensor is " + tensor.layout().to_string() +
-                          ", the graph expects " + dtype_name(value.dtype) + " " +
-                          shape_to_string(shape_from_dims(value.dims)));
+    throw Error(kind, op_place(op) + ": the bound tensor is " + tensor.layout().to_string() + ", the graph expects " +
+                          dtype_name(value.dtype) + " " + shape_to_string(shape_from_dims(value.dims)));
 }
 
 } // namespace
@@ -151,8 +148,7 @@ void ExecutionPlan::plan_steps(const StepRunners* runners) {
     case ir::OpKind::constant_external: step.kind = StepKind::bind; break;
     case ir::OpKind::buffer_store: step.kind = StepKind::buffer_store; break;
     case ir::OpKind::call:
-      throw Error(ErrorKind::internal,
-                  op_place(op) + ": calls are inlined before the interpreter plans a graph");
+      throw Error(ErrorKind::internal, op_place(op) + ": calls are inlined before the interpreter plans a graph");
     case ir::OpKind::custom:
       step.kind = StepKind::runner;
       step.runner = runner;
@@ -166,8 +162,7 @@ void ExecutionPlan::plan_steps(const StepRunners* runners) {
       }
       step.kind = StepKind::kernel;
       step.kernel = kernel_for(op.kind);
-      if (!step.kernel)
-        throw Error(ErrorKind::unsupported, op_place(op) + ": the interpreter has no kernel for it");
+      if (!step.kernel) throw Error(ErrorKind::unsupported, op_place(op) + ": the interpreter has no kernel for it");
     }
     for (ir::ValueId v : op.operands) {
       view_templates_.push_back(View{nullptr, values_.at(v).dtype, values_[v].dims});
@@ -185,7 +180,8 @@ void ExecutionPlan::plan_arena_offsets() {
   const ir::Function& fn = *graph_;
   std::vector<LiveInterval> live(values_.size());
   for (size_t i = 0; i < fn.ops.size(); ++i) {
-    for (ir::ValueId v : fn.ops[i].results) live[v] = LiveInterval{values_[v].bytes, int64_t(i), int64_t(i)};
+    for (ir::ValueId v : fn.ops[i].results)
+      live[v] = LiveInterval{values_[v].bytes, int64_t(i), int64_t(i)};
     // An alias keeps the memory it reads alive for as long as the alias is used.
     for (ir::ValueId v : fn.ops[i].operands) {
       ir::ValueId root = values_[v].storage == Storage::alias ? values_[v].alias_root : v;
@@ -200,7 +196,8 @@ void ExecutionPlan::plan_arena_offsets() {
     intervals.push_back(live[v]);
   }
   ArenaLayout layout = plan_arena(intervals);
-  for (size_t i = 0; i < arena_values.size(); ++i) values_[arena_values[i]].arena_offset = layout.offsets[i];
+  for (size_t i = 0; i < arena_values.size(); ++i)
+    values_[arena_values[i]].arena_offset = layout.offsets[i];
   arena_bytes_ = layout.peak_bytes;
 }
 

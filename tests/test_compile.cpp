@@ -1,7 +1,7 @@
-#include <doctest/doctest.h>
-#include <kiln/kiln.hpp>
 #include <atomic>
 #include <cmath>
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
 #include <thread>
 
 using namespace kiln;
@@ -36,7 +36,8 @@ TEST_CASE("the README example: compile with a weight, call with any batch") {
     Tensor x = Tensor::arange(0.0, double(batch * 2), 1.0).reshape({batch, 2});
     Tensor out = run(x);
     REQUIRE(out.dims() == std::vector<int64_t>{batch, 2});
-    for (int64_t i = 0; i < batch * 2; ++i) CHECK(out.data<float>()[i] == 3.0f * float(i));
+    for (int64_t i = 0; i < batch * 2; ++i)
+      CHECK(out.data<float>()[i] == 3.0f * float(i));
   }
 }
 
@@ -50,7 +51,8 @@ TEST_CASE("missing or mismatched weights fail when the callable is built") {
           compile(layer, {.weights = {{"fc1.weight", Tensor::ones({3})}}, .session = interp_session()})(x_type);
         }) == "weight error: weight 'fc1.weight': expected f32 [2], got f32 [3]");
   CHECK(message_of([&] {
-          compile(layer, {.weights = {{"fc1.weight", Tensor::ones({2}, DType::f64)}}, .session = interp_session()})(x_type);
+          compile(layer,
+                  {.weights = {{"fc1.weight", Tensor::ones({2}, DType::f64)}}, .session = interp_session()})(x_type);
         }) == "weight error: weight 'fc1.weight': expected f32 [2], got f64 [2]");
 }
 
@@ -72,12 +74,15 @@ TEST_CASE("every call checks its arguments and names the offender") {
                      {.session = interp_session()})(s, std::map<std::string, TensorLayout>{{"lo", s}, {"hi", s}});
   Tensor good = Tensor::ones({4, 2});
   CHECK(run(good, std::map<std::string, Tensor>{{"lo", good}, {"hi", good}}).data<float>()[0] == 3.0f);
-  CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", Tensor::ones({4, 3})}, {"hi", good}}); }) ==
-        "spec error: argument 1.lo: expected f32 [batch, 2] on cpu:0, got f32 [4, 3] on cpu:0");
-  CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", Tensor::ones({3, 2})}, {"hi", good}}); }) ==
-        "spec error: symbolic dimension 'batch' is 4 in argument 0 but 3 in argument 1.lo");
-  CHECK(message_of([&] { run(good, std::map<std::string, Tensor>{{"lo", good}}); }).find("tree structure mismatch") !=
-        std::string::npos);
+  CHECK(message_of([&] {
+          run(good, std::map<std::string, Tensor>{{"lo", Tensor::ones({4, 3})}, {"hi", good}});
+        }) == "spec error: argument 1.lo: expected f32 [batch, 2] on cpu:0, got f32 [4, 3] on cpu:0");
+  CHECK(message_of([&] {
+          run(good, std::map<std::string, Tensor>{{"lo", Tensor::ones({3, 2})}, {"hi", good}});
+        }) == "spec error: symbolic dimension 'batch' is 4 in argument 0 but 3 in argument 1.lo");
+  CHECK(message_of([&] {
+          run(good, std::map<std::string, Tensor>{{"lo", good}});
+        }).find("tree structure mismatch") != std::string::npos);
   CHECK(message_of([&] {
           run(Tensor::ones({4, 2}, DType::f64), std::map<std::string, Tensor>{{"lo", good}, {"hi", good}});
         }) == "spec error: argument 0: expected f32 [batch, 2] on cpu:0, got f64 [4, 2] on cpu:0");
@@ -87,13 +92,17 @@ TEST_CASE("baked scalars must match at every call") {
   TensorLayout s(DType::f32, {2});
   auto run = compile([](Tensor x, int k) { return x * double(k); }, {.session = interp_session()})(s, 2);
   CHECK(run(Tensor::ones({2}), 2).data<float>()[0] == 2.0f);
-  CHECK(message_of([&] { run(Tensor::ones({2}), 3); }) == "spec error: tree structure mismatch at '1': expected 2, got 3");
+  CHECK(message_of([&] { run(Tensor::ones({2}), 3); }) ==
+        "spec error: tree structure mismatch at '1': expected 2, got 3");
 }
 
 TEST_CASE("outputs are rebuilt in the traced structure, non-tensor leaves as traced") {
   TensorLayout s(DType::f32, {3});
-  auto run = compile([](Tensor x) { return std::make_tuple(x * 2.0, std::string("tag"), std::vector<Tensor>{-x, x}); },
-                     {.session = interp_session()})(s);
+  auto run = compile(
+      [](Tensor x) {
+        return std::make_tuple(x * 2.0, std::string("tag"), std::vector<Tensor>{-x, x});
+      },
+      {.session = interp_session()})(s);
   auto [doubled, tag, pair] = run(Tensor::full({3}, 1.5));
   CHECK(doubled.data<float>()[2] == 3.0f);
   CHECK(tag == "tag");
@@ -102,8 +111,8 @@ TEST_CASE("outputs are rebuilt in the traced structure, non-tensor leaves as tra
 }
 
 TEST_CASE("tensor arguments are never modified; buffers are written in place") {
-  auto run = compile([](Tensor buf, Tensor x) { F::buffer_store(buf, x + 1.0); }, {.session = interp_session()})(
-      BufferLayout(DType::f32, {3}), TensorLayout(DType::f32, {3}));
+  auto run = compile([](Tensor buf, Tensor x) { F::buffer_store(buf, x + 1.0); },
+                     {.session = interp_session()})(BufferLayout(DType::f32, {3}), TensorLayout(DType::f32, {3}));
   Tensor buf = Tensor::zeros({3}), x = Tensor::full({3}, 4.0);
   run(buf, x);
   CHECK(buf.data<float>()[1] == 5.0f);
@@ -123,9 +132,10 @@ TEST_CASE("subgraph calls execute") {
 
 TEST_CASE("one cache entry per signature, with statistics") {
   auto session = interp_session();
-  auto run = compile([](Tensor x) { return F::exp(x); }, {.name = "expo", .session = session})(
-      TensorLayout(DType::f32, {"batch", 4}));
-  for (int i = 0; i < 3; ++i) run(Tensor::zeros({2, 4}));
+  auto run = compile([](Tensor x) { return F::exp(x); },
+                     {.name = "expo", .session = session})(TensorLayout(DType::f32, {"batch", 4}));
+  for (int i = 0; i < 3; ++i)
+    run(Tensor::zeros({2, 4}));
   run(Tensor::zeros({5, 4}));
   auto stats = session->stats();
   REQUIRE(stats.size() == 2);
@@ -145,7 +155,8 @@ TEST_CASE("the cache evicts least recently used signatures beyond its capacity")
   p.mode = JitMode::off;
   auto session = std::make_shared<Session>(p, 2);
   auto run = compile([](Tensor x) { return x + 1.0; }, {.session = session})(TensorLayout(DType::f32, {"n"}));
-  for (int64_t n : {1, 2, 3}) run(Tensor::zeros({n}));
+  for (int64_t n : {1, 2, 3})
+    run(Tensor::zeros({n}));
   CHECK(session->stats().size() == 2);
 }
 
@@ -157,7 +168,8 @@ TEST_CASE("many threads call one callable at once and agree with a naive loop") 
   for (int i = 0; i < 17; ++i)
     for (int j = 0; j < 3; ++j) {
       double acc = 1.0;
-      for (int k = 0; k < 8; ++k) acc += double(a.data<float>()[i * 8 + k]) * b.data<float>()[k * 3 + j];
+      for (int k = 0; k < 8; ++k)
+        acc += double(a.data<float>()[i * 8 + k]) * b.data<float>()[k * 3 + j];
       expected[size_t(i * 3 + j)] = float(acc);
     }
   std::atomic<int> mismatches{0};
@@ -170,13 +182,14 @@ TEST_CASE("many threads call one callable at once and agree with a naive loop") 
           if (std::abs(out.data<float>()[i] - expected[size_t(i)]) > 1e-5f) ++mismatches;
       }
     });
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   CHECK(mismatches.load() == 0);
 }
 
 TEST_CASE("staged graphs compile from their text form") {
   auto staged = stage([](Tensor x, Tensor y) { return x * y + 2.0; })(TensorLayout(DType::f32, {"n"}),
-                                                                       TensorLayout(DType::f32, {"n"}));
+                                                                      TensorLayout(DType::f32, {"n"}));
   StagedGraph parsed = parse_staged(staged.to_mlir());
   auto run = compile_staged(parsed, {.session = interp_session()});
   auto out = run(std::vector<Tensor>{Tensor::full({3}, 2.0), Tensor::full({3}, 4.0)});

@@ -1,6 +1,6 @@
+#include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
-#include <cmath>
 #include <limits>
 #include <thread>
 
@@ -28,7 +28,9 @@ int64_t count_mismatches(const Tensor& interp, const Tensor& jit) {
   for (int64_t i = 0; i < interp.numel(); ++i) {
     const double e = expected[i];
     const double g = got[i];
-    bool agree = std::isnan(e) ? std::isnan(g) : std::isinf(e) ? g == e : std::abs(g - e) <= kTolerance * (1 + std::abs(e));
+    bool agree = std::isnan(e)   ? std::isnan(g)
+                 : std::isinf(e) ? g == e
+                                 : std::abs(g - e) <= kTolerance * (1 + std::abs(e));
     if (!agree && mismatches++ == 0) MESSAGE("first mismatch at " << i << ": interp " << e << ", jit " << g);
   }
   return mismatches;
@@ -69,7 +71,8 @@ Tensor with_edge_values(Tensor x) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> edges{0.0f, -0.0f, 1e30f, -1e30f, std::nanf(""), inf, -inf, 88.0f, -88.0f};
   float* data = x.data<float>();
-  for (size_t i = 0; i < edges.size() && int64_t(i) < x.numel(); ++i) data[i] = edges[i];
+  for (size_t i = 0; i < edges.size() && int64_t(i) < x.numel(); ++i)
+    data[i] = edges[i];
   return x;
 }
 
@@ -82,8 +85,10 @@ Tensor mlp(const Tensor& x) {
 }
 
 std::map<std::string, Tensor> mlp_weights() {
-  return {{"fc1.weight", Tensor::randn({32, 16}, 1)}, {"fc1.bias", Tensor::randn({32}, 2)},
-          {"fc2.weight", Tensor::randn({8, 32}, 3)}, {"fc2.bias", Tensor::randn({8}, 4)}};
+  return {{"fc1.weight", Tensor::randn({32, 16}, 1)},
+          {"fc1.bias", Tensor::randn({32}, 2)},
+          {"fc2.weight", Tensor::randn({8, 32}, 3)},
+          {"fc2.bias", Tensor::randn({8}, 4)}};
 }
 
 } // namespace
@@ -92,8 +97,8 @@ TEST_CASE("a Linear+GELU+Linear MLP runs as two fused oneDNN matmuls and matches
   for (int64_t batch : {1, 7, 17}) {
     CAPTURE(batch);
     // Per layer: the weight transpose, the matmul, the bias add; the GELU joins the first layer.
-    check_agreement(run_both_tiers(mlp, mlp_weights(), Tensor::randn({batch, 16}, 10 + uint64_t(batch))),
-                    "dnnl.matmul", 7);
+    check_agreement(run_both_tiers(mlp, mlp_weights(), Tensor::randn({batch, 16}, 10 + uint64_t(batch))), "dnnl.matmul",
+                    7);
   }
 }
 
@@ -139,8 +144,7 @@ TEST_CASE("max and average pooling run as oneDNN pooling") {
   const F::Pool2dOptions counting_pad{{3, 3}, {2, 2}, {1, 1}, true};
   check_agreement(run_both_tiers([&](Tensor t) { return F::max_pool2d(t, padded); }, {}, x), "dnnl.pool2d", 1);
   check_agreement(run_both_tiers([&](Tensor t) { return F::avg_pool2d(t, padded); }, {}, x), "dnnl.pool2d", 1);
-  check_agreement(run_both_tiers([&](Tensor t) { return F::avg_pool2d(t, counting_pad); }, {}, x), "dnnl.pool2d",
-                  1);
+  check_agreement(run_both_tiers([&](Tensor t) { return F::avg_pool2d(t, counting_pad); }, {}, x), "dnnl.pool2d", 1);
 }
 
 TEST_CASE("sum, mean, max and min reductions run as oneDNN reductions") {
@@ -166,8 +170,8 @@ TEST_CASE("attention reads the transposed keys as a transposed B without running
   auto attention = [](Tensor q, Tensor k, Tensor v) {
     return F::matmul(F::softmax(F::matmul(q, F::transpose(k, -1, -2)) * 0.35, -1), v);
   };
-  TierComparison comparison = run_both_tiers(attention, {}, Tensor::randn({2, 5, 8}, 91),
-                                             Tensor::randn({2, 7, 8}, 92), Tensor::randn({2, 7, 8}, 93));
+  TierComparison comparison = run_both_tiers(attention, {}, Tensor::randn({2, 5, 8}, 91), Tensor::randn({2, 7, 8}, 92),
+                                             Tensor::randn({2, 7, 8}, 93));
   // transpose + matmul + scale, then the second matmul
   check_agreement(comparison, "dnnl.matmul", 4);
   CHECK(comparison.ops_per_lowering["dnnl.softmax"] == 1);
@@ -198,7 +202,8 @@ TEST_CASE("four threads call one JIT callable at once and all get the interprete
           if (std::abs(got[i] - expected[i]) > kTolerance * (1 + std::abs(expected[i]))) ++mismatches[t];
       }
     });
-  for (std::thread& thread : threads) thread.join();
+  for (std::thread& thread : threads)
+    thread.join();
   CHECK(jit_session->stats().at(0).tier == "jit");
   CHECK(mismatches == std::vector<int64_t>(4, 0));
 }

@@ -1,7 +1,7 @@
-#include <doctest/doctest.h>
-#include <kiln/kiln.hpp>
 #include "ir/ops.hpp"
 #include "ir/shape_inference.hpp"
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
 
 using namespace kiln;
 using ir::Attr;
@@ -78,15 +78,18 @@ TEST_CASE("reductions drop or keep axes") {
     CHECK(shape_of(kind, {f32({"b", 3})}, k) == Shape{1, 3});
   Attrs all{{"axes", Attr::of_ints({})}, {"keepdims", Attr::of_bool(false)}};
   CHECK(shape_of(OpKind::reduce_sum, {f32({2, 3})}, all) == Shape{});
-  CHECK(mentions(error_of(OpKind::reduce_sum, {f32({2})}, {{"axes", Attr::of_ints({3})}, {"keepdims", Attr::of_bool(false)}}),
-                 "axis 3 is out of range for rank 1"));
-  CHECK(mentions(error_of(OpKind::reduce_sum, {f32({2, 2})}, {{"axes", Attr::of_ints({1, 1})}, {"keepdims", Attr::of_bool(false)}}),
+  CHECK(mentions(
+      error_of(OpKind::reduce_sum, {f32({2})}, {{"axes", Attr::of_ints({3})}, {"keepdims", Attr::of_bool(false)}}),
+      "axis 3 is out of range for rank 1"));
+  CHECK(mentions(error_of(OpKind::reduce_sum, {f32({2, 2})},
+                          {{"axes", Attr::of_ints({1, 1})}, {"keepdims", Attr::of_bool(false)}}),
                  "axis 1 is repeated"));
   auto am = infer(OpKind::argmax, {f32({"b", 7})}, {{"axis", Attr::of_int(-1)}, {"keepdims", Attr::of_bool(false)}})[0];
   CHECK(am.dtype == DType::i64);
   CHECK(am.shape == Shape{"b"});
   CHECK(shape_of(OpKind::softmax, {f32({"b", 7})}, {{"axis", Attr::of_int(-1)}}) == Shape{"b", 7});
-  CHECK(mentions(error_of(OpKind::log_softmax, {typed(DType::i32, {3})}, {{"axis", Attr::of_int(0)}}), "floating-point"));
+  CHECK(
+      mentions(error_of(OpKind::log_softmax, {typed(DType::i32, {3})}, {{"axis", Attr::of_int(0)}}), "floating-point"));
 }
 
 TEST_CASE("normalisations check their parameters against the normalised dims") {
@@ -99,8 +102,10 @@ TEST_CASE("normalisations check their parameters against the normalised dims") {
   Attrs e{{"eps", Attr::of_float(1e-5)}};
   CHECK(shape_of(OpKind::batch_norm, {f32({"n", 3, 5, 5}), f32({3}), f32({3}), f32({3}), f32({3})}, e) ==
         Shape{"n", 3, 5, 5});
-  CHECK(mentions(error_of(OpKind::batch_norm, {f32({2, 3}), f32({4}), f32({3})}, e), "parameter 1 has shape [4], expected [3]"));
-  CHECK(mentions(error_of(OpKind::batch_norm, {f32({2, 3}), f32({3}), f32({3}), f32({3})}, e), "weight and bias come together"));
+  CHECK(mentions(error_of(OpKind::batch_norm, {f32({2, 3}), f32({4}), f32({3})}, e),
+                 "parameter 1 has shape [4], expected [3]"));
+  CHECK(mentions(error_of(OpKind::batch_norm, {f32({2, 3}), f32({3}), f32({3}), f32({3})}, e),
+                 "weight and bias come together"));
 }
 
 TEST_CASE("matmul matches inner dims and broadcasts batch dims") {
@@ -113,21 +118,32 @@ TEST_CASE("matmul matches inner dims and broadcasts batch dims") {
 }
 
 TEST_CASE("conv2d and pooling compute output sizes for static spatial dims") {
-  Attrs c{{"stride", Attr::of_ints({2, 2})}, {"padding", Attr::of_ints({1, 1})}, {"dilation", Attr::of_ints({1, 1})},
+  Attrs c{{"stride", Attr::of_ints({2, 2})},
+          {"padding", Attr::of_ints({1, 1})},
+          {"dilation", Attr::of_ints({1, 1})},
           {"groups", Attr::of_int(1)}};
-  CHECK(shape_of(OpKind::conv2d, {f32({"n", 32, 64, 64}), f32({64, 32, 3, 3}), f32({64})}, c) == Shape{"n", 64, 32, 32});
-  Attrs d{{"stride", Attr::of_ints({1, 1})}, {"padding", Attr::of_ints({0, 0})}, {"dilation", Attr::of_ints({2, 3})},
+  CHECK(shape_of(OpKind::conv2d, {f32({"n", 32, 64, 64}), f32({64, 32, 3, 3}), f32({64})}, c) ==
+        Shape{"n", 64, 32, 32});
+  Attrs d{{"stride", Attr::of_ints({1, 1})},
+          {"padding", Attr::of_ints({0, 0})},
+          {"dilation", Attr::of_ints({2, 3})},
           {"groups", Attr::of_int(2)}};
   CHECK(shape_of(OpKind::conv2d, {f32({1, 4, 17, 17}), f32({6, 2, 3, 3})}, d) == Shape{1, 6, 13, 11});
-  CHECK(mentions(error_of(OpKind::conv2d, {f32({1, 4, 8, 8}), f32({6, 4, 3, 3})}, d), "expects 4 input channels per group"));
+  CHECK(mentions(error_of(OpKind::conv2d, {f32({1, 4, 8, 8}), f32({6, 4, 3, 3})}, d),
+                 "expects 4 input channels per group"));
   CHECK(mentions(error_of(OpKind::conv2d, {f32({1, 3, "h", 8}), f32({6, 3, 3, 3})}, c), "input height must be static"));
-  Attrs plain{{"stride", Attr::of_ints({1, 1})}, {"padding", Attr::of_ints({0, 0})}, {"dilation", Attr::of_ints({1, 1})},
+  Attrs plain{{"stride", Attr::of_ints({1, 1})},
+              {"padding", Attr::of_ints({0, 0})},
+              {"dilation", Attr::of_ints({1, 1})},
               {"groups", Attr::of_int(1)}};
-  CHECK(mentions(error_of(OpKind::conv2d, {f32({1, 3, 2, 2}), f32({6, 3, 5, 5})}, plain), "larger than the padded input"));
+  CHECK(mentions(error_of(OpKind::conv2d, {f32({1, 3, 2, 2}), f32({6, 3, 5, 5})}, plain),
+                 "larger than the padded input"));
   Attrs p{{"kernel", Attr::of_ints({3, 3})}, {"stride", Attr::of_ints({2, 2})}, {"padding", Attr::of_ints({1, 1})}};
   CHECK(shape_of(OpKind::max_pool2d, {f32({"n", 3, 7, 8})}, p) == Shape{"n", 3, 4, 4});
-  CHECK(shape_of(OpKind::avg_pool2d, {f32({1, 1, 1, 1})}, {{"kernel", Attr::of_ints({1, 1})}, {"stride", Attr::of_ints({1, 1})},
-                                                           {"padding", Attr::of_ints({0, 0})}}) == Shape{1, 1, 1, 1});
+  CHECK(shape_of(OpKind::avg_pool2d, {f32({1, 1, 1, 1})},
+                 {{"kernel", Attr::of_ints({1, 1})},
+                  {"stride", Attr::of_ints({1, 1})},
+                  {"padding", Attr::of_ints({0, 0})}}) == Shape{1, 1, 1, 1});
   CHECK(mentions(error_of(OpKind::max_pool2d, {f32({3, 7, 8})}, p), "needs an NCHW input"));
 }
 
@@ -149,7 +165,8 @@ TEST_CASE("layout ops: transpose, broadcast_to, concat, split, slice, squeeze, u
   CHECK(shape_of(OpKind::transpose, {f32({"b", 3, 4})}, {{"perm", Attr::of_ints({2, 0, 1})}}) == Shape{4, "b", 3});
   CHECK(mentions(error_of(OpKind::transpose, {f32({2, 3})}, {{"perm", Attr::of_ints({0, 0})}}), "perm repeats axis 0"));
   CHECK(shape_of(OpKind::broadcast_to, {f32({3, 1})}, {{"shape", Attr::of_shape({"b", 3, 4})}}) == Shape{"b", 3, 4});
-  CHECK(mentions(error_of(OpKind::broadcast_to, {f32({3, 2})}, {{"shape", Attr::of_shape({3, 4})}}), "do not broadcast"));
+  CHECK(
+      mentions(error_of(OpKind::broadcast_to, {f32({3, 2})}, {{"shape", Attr::of_shape({3, 4})}}), "do not broadcast"));
   CHECK(shape_of(OpKind::concat, {f32({"b", 2}), f32({"b", 5})}, {{"axis", Attr::of_int(1)}}) == Shape{"b", 7});
   CHECK(mentions(error_of(OpKind::concat, {f32({2, 2}), f32({3, 5})}, {{"axis", Attr::of_int(1)}}), "outside axis 1"));
   auto parts = infer(OpKind::split, {f32({"b", 10})}, {{"axis", Attr::of_int(1)}, {"sizes", Attr::of_ints({3, 7})}});
@@ -162,22 +179,30 @@ TEST_CASE("layout ops: transpose, broadcast_to, concat, split, slice, squeeze, u
   Attrs bad{{"starts", Attr::of_ints({1})}, {"ends", Attr::of_ints({3})}, {"steps", Attr::of_ints({1})}};
   CHECK(mentions(error_of(OpKind::slice, {f32({"b"})}, bad), "symbolic axis 'b' can only be sliced whole"));
   CHECK(shape_of(OpKind::squeeze, {f32({"b", 1, 3})}, {{"axes", Attr::of_ints({1})}}) == Shape{"b", 3});
-  CHECK(mentions(error_of(OpKind::squeeze, {f32({2, 3})}, {{"axes", Attr::of_ints({1})}}), "cannot squeeze axis 1 of size 3"));
+  CHECK(mentions(error_of(OpKind::squeeze, {f32({2, 3})}, {{"axes", Attr::of_ints({1})}}),
+                 "cannot squeeze axis 1 of size 3"));
   CHECK(shape_of(OpKind::unsqueeze, {f32({"b", 3})}, {{"axes", Attr::of_ints({0, -1})}}) == Shape{1, "b", 3, 1});
 }
 
 TEST_CASE("gather, pad and creation ops") {
   CHECK(shape_of(OpKind::gather, {f32({10, 4}), typed(DType::i64, {"b", 3})}, {{"axis", Attr::of_int(0)}}) ==
         Shape{"b", 3, 4});
-  CHECK(mentions(error_of(OpKind::gather, {f32({10, 4}), f32({3})}, {{"axis", Attr::of_int(0)}}), "indices must be i32 or i64"));
+  CHECK(mentions(error_of(OpKind::gather, {f32({10, 4}), f32({3})}, {{"axis", Attr::of_int(0)}}),
+                 "indices must be i32 or i64"));
   CHECK(shape_of(OpKind::pad, {f32({"b", 3})}, {{"pads", Attr::of_ints({0, 0, 1, 2})}, {"value", Attr::of_float(0)}}) ==
         Shape{"b", 6});
-  CHECK(mentions(error_of(OpKind::pad, {f32({3})}, {{"pads", Attr::of_ints({1})}, {"value", Attr::of_float(0)}}), "pads needs 2 entries"));
+  CHECK(mentions(error_of(OpKind::pad, {f32({3})}, {{"pads", Attr::of_ints({1})}, {"value", Attr::of_float(0)}}),
+                 "pads needs 2 entries"));
   CHECK(shape_of(OpKind::constant, {}, {{"value", Attr::of_tensor(Tensor::zeros({2, 3}))}}) == Shape{2, 3});
-  CHECK(shape_of(OpKind::full, {}, {{"shape", Attr::of_shape({"b", 2})}, {"value", Attr::of_float(1)},
-                                    {"dtype", Attr::of_dtype(DType::f32)}}) == Shape{"b", 2});
-  auto ar = infer(OpKind::arange, {}, {{"start", Attr::of_float(0)}, {"stop", Attr::of_float(5)}, {"step", Attr::of_float(2)},
-                                       {"dtype", Attr::of_dtype(DType::i32)}})[0];
+  CHECK(shape_of(OpKind::full, {},
+                 {{"shape", Attr::of_shape({"b", 2})},
+                  {"value", Attr::of_float(1)},
+                  {"dtype", Attr::of_dtype(DType::f32)}}) == Shape{"b", 2});
+  auto ar = infer(OpKind::arange, {},
+                  {{"start", Attr::of_float(0)},
+                   {"stop", Attr::of_float(5)},
+                   {"step", Attr::of_float(2)},
+                   {"dtype", Attr::of_dtype(DType::i32)}})[0];
   CHECK(ar.shape == Shape{3});
   CHECK(ar.dtype == DType::i32);
 }

@@ -1,8 +1,8 @@
-#include <doctest/doctest.h>
-#include <kiln/kiln.hpp>
 #include "kiln_config.h"
 #include <atomic>
 #include <cmath>
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
 #include <thread>
 
 using namespace kiln;
@@ -20,7 +20,8 @@ std::shared_ptr<Session> session_with(JitMode mode, int promote_after = 2, bool 
 // A small model touching both tiers' lowerings: linear + gelu, an elementwise chain, softmax.
 auto model(const TensorLayout& w_layout) {
   return [w_layout](Tensor x) {
-    Tensor h = F::gelu(F::linear(x, F::constant_external("w", w_layout), F::constant_external("b", TensorLayout(DType::f32, {16}))));
+    Tensor h = F::gelu(
+        F::linear(x, F::constant_external("w", w_layout), F::constant_external("b", TensorLayout(DType::f32, {16}))));
     Tensor e = F::tanh(h * 1.5 + 0.25) * F::sigmoid(h) - 0.1 * h;
     return F::softmax(e, -1);
   };
@@ -41,7 +42,8 @@ TEST_CASE("a hot signature is promoted in the background while threads keep call
   auto reference = compile(model(w_layout), {.weights = weights, .session = session_with(JitMode::off)})(
       TensorLayout(DType::f32, {"batch", 8}));
   auto session = session_with(JitMode::automatic, 2, true);
-  auto tiered = compile(model(w_layout), {.weights = weights, .session = session})(TensorLayout(DType::f32, {"batch", 8}));
+  auto tiered =
+      compile(model(w_layout), {.weights = weights, .session = session})(TensorLayout(DType::f32, {"batch", 8}));
   Tensor x = Tensor::randn({33, 8}, 5);
   Tensor expected = reference(x);
   std::atomic<int> bad{0};
@@ -51,7 +53,8 @@ TEST_CASE("a hot signature is promoted in the background while threads keep call
       for (int i = 0; i < 40; ++i)
         if (max_abs_diff(tiered(x), expected) > 1e-5f) ++bad; // tolerance: JIT approximations of tanh/erf/exp
     });
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   session->wait_for_promotions();
   CHECK(bad.load() == 0);
   auto stats = session->stats();
@@ -72,7 +75,8 @@ TEST_CASE("a hot signature is promoted in the background while threads keep call
 TEST_CASE("KILN_JIT=off keeps every signature on the interpreter") {
   auto session = session_with(JitMode::off);
   auto run = compile([](Tensor x) { return F::exp(x); }, {.session = session})(TensorLayout(DType::f32, {4}));
-  for (int i = 0; i < 5; ++i) run(Tensor::zeros({4}));
+  for (int i = 0; i < 5; ++i)
+    run(Tensor::zeros({4}));
   session->wait_for_promotions();
   CHECK(session->stats().at(0).tier == "interp");
   CHECK(session->stats().at(0).calls_per_tier.at("interp") == 5);

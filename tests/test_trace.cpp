@@ -1,7 +1,7 @@
-#include <doctest/doctest.h>
-#include <kiln/kiln.hpp>
 #include "ir/graph.hpp"
 #include "ir/ops.hpp"
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
 
 using namespace kiln;
 
@@ -16,7 +16,8 @@ const ir::Op& op_of_kind(const ir::Function& fn, ir::OpKind kind, int nth = 0) {
 
 int count_kind(const ir::Function& fn, ir::OpKind kind) {
   int n = 0;
-  for (const ir::Op& op : fn.ops) n += op.kind == kind;
+  for (const ir::Op& op : fn.ops)
+    n += op.kind == kind;
   return n;
 }
 
@@ -65,7 +66,8 @@ TEST_CASE("specs nest in containers and the function receives the same container
   CHECK(staged.graph().entry().args.size() == 10);
   const auto& leaves = staged.input_leaves();
   std::vector<std::string> paths;
-  for (const auto& l : leaves) paths.push_back(l.path);
+  for (const auto& l : leaves)
+    paths.push_back(l.path);
   CHECK(paths == std::vector<std::string>{"0.0", "0.1", "0.2", "1.a", "1.b", "2.0", "2.1", "3.0", "3.1", "4.0", "4.1"});
 }
 
@@ -118,6 +120,8 @@ TEST_CASE("captured concrete tensors become embedded constants") {
 
 TEST_CASE("ops record the user's source line, operators included") {
   static int add_line, mul_line, fn_line, neg_line;
+  // Each op and the __LINE__ it is checked against must share a line.
+  // clang-format off
   auto fn = [](Tensor x, Tensor y) {
     Tensor a = x + y; add_line = __LINE__;
     Tensor b = a * 3.0; mul_line = __LINE__;
@@ -125,6 +129,7 @@ TEST_CASE("ops record the user's source line, operators included") {
     Tensor d = -c; neg_line = __LINE__;
     return d;
   };
+  // clang-format on
   TensorLayout s(DType::f32, {2});
   auto staged = stage(fn)(s, s);
   const ir::Function& g = staged.graph().entry();
@@ -169,7 +174,8 @@ TEST_CASE("buffer_store writes buffers and refuses tensors") {
 
 TEST_CASE("constant_external declares a weight with its layout") {
   TensorLayout w(DType::f32, {2});
-  auto staged = stage([&](Tensor x) { return x * F::constant_external("w", w); })(TensorLayout(DType::f32, {"batch", 2}));
+  auto staged =
+      stage([&](Tensor x) { return x * F::constant_external("w", w); })(TensorLayout(DType::f32, {"batch", 2}));
   const ir::Op& op = op_of_kind(staged.graph().entry(), ir::OpKind::constant_external);
   CHECK(op.attrs.get_string("name") == "w");
   CHECK(message_of([] { F::constant_external("w", TensorLayout(DType::f32, {2})); }).find("only inside stage()") !=
@@ -233,8 +239,10 @@ TEST_CASE("tensors of a finished trace cannot be reused") {
 }
 
 TEST_CASE("graph names and devices are validated") {
-  CHECK(message_of([] { stage([](Tensor x) { return x; }, {.name = "bad name"})(TensorLayout(DType::f32, {2})); })
-            .find("graph name 'bad name'") != std::string::npos);
-  CHECK(message_of([] { stage([](Tensor x) { return x; })(TensorLayout(DType::f32, {2}, Accelerator())); })
-            .find("device accelerator:0 is not supported") != std::string::npos);
+  CHECK(message_of([] {
+          stage([](Tensor x) { return x; }, {.name = "bad name"})(TensorLayout(DType::f32, {2}));
+        }).find("graph name 'bad name'") != std::string::npos);
+  CHECK(message_of([] {
+          stage([](Tensor x) { return x; })(TensorLayout(DType::f32, {2}, Accelerator()));
+        }).find("device accelerator:0 is not supported") != std::string::npos);
 }

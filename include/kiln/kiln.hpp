@@ -1,15 +1,15 @@
 #pragma once
 // kiln: trace C++ functions over tensors into staged graphs, compile them with named weights and run
 // them in a reference interpreter or a JIT tier. See README.md and ARCHITECTURE.md.
+#include <kiln/compile.hpp>
 #include <kiln/device.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/error.hpp>
 #include <kiln/functional.hpp>
 #include <kiln/io.hpp>
 #include <kiln/layout.hpp>
+#include <kiln/session.hpp>
 #include <kiln/shape.hpp>
 #include <kiln/stage.hpp>
 #include <kiln/subgraph.hpp>
 #include <kiln/tensor.hpp>
-#include <kiln/compile.hpp>
-#include <kiln/session.hpp>

@@ -1,7 +1,7 @@
 #pragma once
+#include <array>
 #include <kiln/layout.hpp>
 #include <kiln/tensor.hpp>
-#include <array>
 #include <map>
 #include <sstream>
 #include <string>
@@ -29,10 +29,14 @@ inline std::string child_path(const std::string& parent, const std::string& chil
 
 template <class T> std::string baked_text(const T& v) {
   std::ostringstream s;
-  if constexpr (std::is_same_v<T, bool>) s << (v ? "true" : "false");
-  else if constexpr (std::is_floating_point_v<T>) s.precision(17), s << v;
-  else if constexpr (std::is_arithmetic_v<T> && sizeof(T) == 1) s << int(v);
-  else s << v;
+  if constexpr (std::is_same_v<T, bool>)
+    s << (v ? "true" : "false");
+  else if constexpr (std::is_floating_point_v<T>)
+    s.precision(17), s << v;
+  else if constexpr (std::is_arithmetic_v<T> && sizeof(T) == 1)
+    s << int(v);
+  else
+    s << v;
   return s.str();
 }
 
@@ -54,7 +58,8 @@ template <class C, class F> void for_each_child(C& c, const std::string& path, F
   using T = std::remove_const_t<C>;
   if constexpr (is_std_vector<T>::value || is_std_array<T>::value) {
     size_t i = 0;
-    for (auto& child : c) f(child, child_path(path, std::to_string(i++)));
+    for (auto& child : c)
+      f(child, child_path(path, std::to_string(i++)));
   } else if constexpr (is_std_pair<T>::value) {
     f(c.first, child_path(path, "0"));
     f(c.second, child_path(path, "1"));
@@ -62,7 +67,8 @@ template <class C, class F> void for_each_child(C& c, const std::string& path, F
     size_t i = 0;
     std::apply([&](auto&... child) { (f(child, child_path(path, std::to_string(i++))), ...); }, c);
   } else if constexpr (is_string_map<T>::value) {
-    for (auto& [key, child] : c) f(child, child_path(path, key));
+    for (auto& [key, child] : c)
+      f(child, child_path(path, key));
   }
 }
 
@@ -74,25 +80,39 @@ constexpr bool is_container_v = is_std_vector<T>::value || is_std_array<T>::valu
 template <class S> struct SpecTraits {}; // not a spec type: no `traced`
 
 template <class S>
-concept SpecType = requires { typename SpecTraits<std::decay_t<S>>::traced; };
+concept SpecType = requires {
+  typename SpecTraits<std::decay_t<S>>::traced;
+};
 
 template <> struct SpecTraits<TensorLayout> { using traced = Tensor; };
 template <> struct SpecTraits<BufferLayout> { using traced = Tensor; };
-template <class T> requires is_baked_v<T> struct SpecTraits<T> { using traced = T; };
+template <class T>
+requires is_baked_v<T>
+struct SpecTraits<T> {
+  using traced = T;
+};
 template <> struct SpecTraits<const char*> { using traced = std::string; };
-template <class S, class A> requires SpecType<S> struct SpecTraits<std::vector<S, A>> {
+template <class S, class A>
+requires SpecType<S>
+struct SpecTraits<std::vector<S, A>> {
   using traced = std::vector<typename SpecTraits<S>::traced>;
 };
-template <class S, size_t N> requires SpecType<S> struct SpecTraits<std::array<S, N>> {
+template <class S, size_t N>
+requires SpecType<S>
+struct SpecTraits<std::array<S, N>> {
   using traced = std::array<typename SpecTraits<S>::traced, N>;
 };
-template <class A, class B> requires(SpecType<A> && SpecType<B>) struct SpecTraits<std::pair<A, B>> {
+template <class A, class B>
+requires(SpecType<A>&& SpecType<B>) struct SpecTraits<std::pair<A, B>> {
   using traced = std::pair<typename SpecTraits<A>::traced, typename SpecTraits<B>::traced>;
 };
-template <class... S> requires(SpecType<S> && ...) struct SpecTraits<std::tuple<S...>> {
+template <class... S>
+requires(SpecType<S>&&...) struct SpecTraits<std::tuple<S...>> {
   using traced = std::tuple<typename SpecTraits<S>::traced...>;
 };
-template <class S, class C, class A> requires SpecType<S> struct SpecTraits<std::map<std::string, S, C, A>> {
+template <class S, class C, class A>
+requires SpecType<S>
+struct SpecTraits<std::map<std::string, S, C, A>> {
   using traced = std::map<std::string, typename SpecTraits<S>::traced>;
 };
 
@@ -122,15 +142,18 @@ template <class S> traced_t<S> build_traced(const S& spec, const std::vector<Ten
     return spec;
   } else if constexpr (is_std_vector<S>::value) {
     traced_t<S> out;
-    for (const auto& child : spec) out.push_back(build_traced(child, args, next));
+    for (const auto& child : spec)
+      out.push_back(build_traced(child, args, next));
     return out;
   } else if constexpr (is_string_map<S>::value) {
     traced_t<S> out;
-    for (const auto& [key, child] : spec) out.emplace(key, build_traced(child, args, next));
+    for (const auto& [key, child] : spec)
+      out.emplace(key, build_traced(child, args, next));
     return out;
   } else if constexpr (is_std_array<S>::value) {
     traced_t<S> out;
-    for (size_t i = 0; i < spec.size(); ++i) out[i] = build_traced(spec[i], args, next);
+    for (size_t i = 0; i < spec.size(); ++i)
+      out[i] = build_traced(spec[i], args, next);
     return out;
   } else if constexpr (is_std_pair<S>::value) {
     auto first = build_traced(spec.first, args, next);
@@ -141,8 +164,8 @@ template <class S> traced_t<S> build_traced(const S& spec, const std::vector<Ten
 }
 
 // ---- call arguments: Tensors where the spec had layouts, the same baked values, same containers.
-template <class A> void flatten_args(const A& arg, const std::string& path, TreeLeaves& leaves,
-                                     std::vector<Tensor>& tensors) {
+template <class A>
+void flatten_args(const A& arg, const std::string& path, TreeLeaves& leaves, std::vector<Tensor>& tensors) {
   if constexpr (std::is_same_v<A, Tensor>) {
     leaves.push_back({path, TreeLeaf::Kind::tensor, arg.defined() ? arg.layout() : TensorLayout{}, {}});
     tensors.push_back(arg);
@@ -158,13 +181,15 @@ template <class A> void flatten_args(const A& arg, const std::string& path, Tree
 
 // ---- results: Tensors become graph outputs; other leaves come back as they were at trace time.
 template <class R> void flatten_result(const R& r, std::vector<Tensor>& out) {
-  if constexpr (std::is_same_v<R, Tensor>) out.push_back(r);
+  if constexpr (std::is_same_v<R, Tensor>)
+    out.push_back(r);
   else if constexpr (is_container_v<R>)
     for_each_child(r, "", [&](const auto& c, const std::string&) { flatten_result(c, out); });
 }
 
 template <class R> void rebuild_result(R& r, const std::vector<Tensor>& outputs, size_t& next) {
-  if constexpr (std::is_same_v<R, Tensor>) r = outputs.at(next++);
+  if constexpr (std::is_same_v<R, Tensor>)
+    r = outputs.at(next++);
   else if constexpr (is_container_v<R>)
     for_each_child(r, "", [&](auto& c, const std::string&) { rebuild_result(c, outputs, next); });
 }

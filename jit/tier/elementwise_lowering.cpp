@@ -16,9 +16,11 @@ public:
 
   void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
     std::vector<const void*> input_data;
-    for (const interp::View& view : inputs) input_data.push_back(view.data);
+    for (const interp::View& view : inputs)
+      input_data.push_back(view.data);
     std::vector<void*> output_data;
-    for (const interp::View& view : outputs) output_data.push_back(view.data);
+    for (const interp::View& view : outputs)
+      output_data.push_back(view.data);
     if (!kernel_->run(input_data.data(), output_data.data(), rows_, cols_))
       throw Error(ErrorKind::internal, "jit.elementwise: the kernel refused its buffers");
   }
@@ -44,12 +46,14 @@ public:
     for (ir::ValueId v : op.operands)
       if (!node_of_.count(v) && !literal_value(v) && !classify(rw_.dims(v))) return false;
     RegionNode node{op.kind, {}, op.attrs, 0.0f, rw_.dtype(op.results[0])};
-    for (ir::ValueId v : op.operands) node.args.push_back(argument(v));
+    for (ir::ValueId v : op.operands)
+      node.args.push_back(argument(v));
     node_of_[op.results[0]] = int32_t(region_.nodes.size());
     op_nodes_.emplace_back(op.results[0], int32_t(region_.nodes.size()));
     region_.nodes.push_back(std::move(node));
     ops_.push_back(id);
-    for (ir::ValueId v : op.operands) ++inner_uses_[v];
+    for (ir::ValueId v : op.operands)
+      ++inner_uses_[v];
     return true;
   }
 

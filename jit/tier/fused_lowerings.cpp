@@ -84,8 +84,8 @@ bool absorb(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool
   const int64_t n = current_dims.back();
   switch (op.kind) {
   case ir::OpKind::add:
-    if (bias_allowed && !epilogue.bias && epilogue.post_ops.empty() && !other_dims.empty() &&
-        other_dims.back() == n && numel_of(other_dims) == n) {
+    if (bias_allowed && !epilogue.bias && epilogue.post_ops.empty() && !other_dims.empty() && other_dims.back() == n &&
+        numel_of(other_dims) == n) {
       epilogue.bias = other;
       return true;
     }
@@ -122,8 +122,24 @@ Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_
 }
 
 void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, const std::string& lowering, ir::OpId head) {
-  for (ir::OpId id : epilogue.ops) rw.take(id, lowering, "fused into op " + std::to_string(head));
+  for (ir::OpId id : epilogue.ops)
+    rw.take(id, lowering, "fused into op " + std::to_string(head));
 }
+
+// The residual operands of a fused op (they come last), gathered without allocating on the call
+// path; oneDNN wrappers refuse more than 32 post-ops, so the array always has room.
+class ResidualPointers {
+public:
+  ResidualPointers(std::span<const interp::View> inputs, int count) : count_(size_t(count)) {
+    for (size_t i = 0; i < count_; ++i)
+      pointers_[i] = inputs[i].as<const float>();
+  }
+  std::span<const float* const> span() const { return {pointers_.data(), count_}; }
+
+private:
+  std::array<const float*, 32> pointers_{};
+  size_t count_;
+};
 
 class MatmulRunner final : public interp::StepRunner {
 public:
@@ -137,9 +153,8 @@ public:
     args.a = inputs[next++].as<const float>();
     if (!constant_b_) args.b = inputs[next++].as<const float>();
     if (has_bias_) args.bias = inputs[next++].as<const float>();
-    std::vector<const float*> residuals;
-    for (int i = 0; i < residuals_; ++i) residuals.push_back(inputs[next++].as<const float>());
-    args.residuals = residuals;
+    ResidualPointers residuals(inputs.subspan(next), residuals_);
+    args.residuals = residuals.span();
     args.out = outputs[0].as<float>();
     primitive_.execute(args);
   }
@@ -208,8 +223,8 @@ bool lower_matmul(GraphRewriter& rw, ir::OpId id) {
   auto primitive = make_matmul(params, constant_b, b_name);
   const std::string note = primitive.implementation() + (b.transposed ? ", B transposed" : "") +
                            (constant_b ? ", constant B '" + b_name + "'" : "");
-  auto runner = std::make_shared<MatmulRunner>(std::move(primitive), constant_b, params.has_bias,
-                                               int(epilogue.residuals.size()));
+  auto runner =
+      std::make_shared<MatmulRunner>(std::move(primitive), constant_b, params.has_bias, int(epilogue.residuals.size()));
   GraphRewriter::CustomOp custom{"jit.matmul", {op.operands[0]}, {epilogue.result}, op.loc, std::move(runner)};
   if (!constant_b) custom.operands.push_back(b.value);
   if (epilogue.bias) custom.operands.push_back(*epilogue.bias);
@@ -237,9 +252,8 @@ public:
     size_t next = 0;
     args.input = inputs[next++].as<const float>();
     if (has_bias_) args.bias = inputs[next++].as<const float>();
-    std::vector<const float*> residuals;
-    for (int i = 0; i < residuals_; ++i) residuals.push_back(inputs[next++].as<const float>());
-    args.residuals = residuals;
+    ResidualPointers residuals(inputs.subspan(next), residuals_);
+    args.residuals = residuals.span();
     args.out = outputs[0].as<float>();
     primitive_.execute(args);
   }
@@ -272,9 +286,14 @@ bool lower_conv2d(GraphRewriter& rw, ir::OpId id) {
     return false;
   }
   const bool has_bias = op.operands.size() > 2;
-  dnnl_ops::Conv2dParams params{rw.dims(op.operands[0]), rw.dims(op.operands[1]), pair_attr(op, "stride"),
-                                pair_attr(op, "padding"), pair_attr(op, "dilation"), op.attrs.get_int("groups"),
-                                has_bias, {}};
+  dnnl_ops::Conv2dParams params{rw.dims(op.operands[0]),
+                                rw.dims(op.operands[1]),
+                                pair_attr(op, "stride"),
+                                pair_attr(op, "padding"),
+                                pair_attr(op, "dilation"),
+                                op.attrs.get_int("groups"),
+                                has_bias,
+                                {}};
   Epilogue epilogue = collect_epilogue(rw, op.results[0], false);
   params.post_ops = epilogue.post_ops;
   if (auto why = dnnl_ops::Conv2dPrimitive::refuse(params)) {

@@ -14,10 +14,12 @@ GraphRewriter::GraphRewriter(const ir::Function& source, const runtime::WeightMa
       ++uses_.at(v);
       last_user_[v] = ir::OpId(id);
     }
-  for (ir::ValueId v : source.outputs) ++uses_.at(v);
+  for (ir::ValueId v : source.outputs)
+    ++uses_.at(v);
   graph_->name = source.name;
   graph_->is_private = source.is_private;
-  for (ir::ValueId arg : source.args) remap_.at(arg) = graph_->add_arg(source.type_of(arg));
+  for (ir::ValueId arg : source.args)
+    remap_.at(arg) = graph_->add_arg(source.type_of(arg));
 }
 
 std::optional<ir::OpId> GraphRewriter::single_user(ir::ValueId v) const {
@@ -43,12 +45,15 @@ ir::ValueId GraphRewriter::mapped(ir::ValueId v) {
 void GraphRewriter::copy_op(ir::OpId id) {
   const ir::Op& original = source_.ops.at(id);
   std::vector<ir::ValueId> operands;
-  for (ir::ValueId v : original.operands) operands.push_back(mapped(v));
+  for (ir::ValueId v : original.operands)
+    operands.push_back(mapped(v));
   std::vector<ir::ValueType> types;
-  for (ir::ValueId v : original.results) types.push_back(source_.type_of(v));
+  for (ir::ValueId v : original.results)
+    types.push_back(source_.type_of(v));
   const ir::OpId new_id = graph_->add_op(original.kind, operands, types, original.attrs, original.loc);
   const ir::Op& emitted = graph_->ops[new_id];
-  for (size_t i = 0; i < original.results.size(); ++i) remap_[original.results[i]] = emitted.results[i];
+  for (size_t i = 0; i < original.results.size(); ++i)
+    remap_[original.results[i]] = emitted.results[i];
   runners_.resize(graph_->ops.size());
   state_[id] = State::emitted;
   lowering_[id] = "interp";
@@ -66,13 +71,16 @@ void GraphRewriter::refuse(ir::OpId id, const std::string& lowering, const std::
 
 void GraphRewriter::emit_custom(const CustomOp& custom) {
   std::vector<ir::ValueId> operands;
-  for (ir::ValueId v : custom.operands) operands.push_back(mapped(v));
+  for (ir::ValueId v : custom.operands)
+    operands.push_back(mapped(v));
   std::vector<ir::ValueType> types;
-  for (ir::ValueId v : custom.results) types.push_back(source_.type_of(v));
+  for (ir::ValueId v : custom.results)
+    types.push_back(source_.type_of(v));
   const ir::OpId new_id = graph_->add_op(ir::OpKind::custom, operands, types,
                                          ir::Attrs{{"op", ir::Attr::of_string(custom.name)}}, custom.loc);
   const ir::Op& emitted = graph_->ops[new_id];
-  for (size_t i = 0; i < custom.results.size(); ++i) remap_[custom.results[i]] = emitted.results[i];
+  for (size_t i = 0; i < custom.results.size(); ++i)
+    remap_[custom.results[i]] = emitted.results[i];
   runners_.resize(graph_->ops.size());
   runners_[new_id] = custom.runner;
 }
@@ -89,12 +97,13 @@ bool GraphRewriter::emit_scheduled(ir::OpId id) {
 void GraphRewriter::log_decisions() const {
   for (size_t id = 0; id < source_.ops.size(); ++id) {
     const ir::Op& original = source_.ops[id];
-    std::string line = "op " + std::to_string(id) + " kiln." + std::string(ir::op_info(original.kind).name) +
-                       " at " + original.loc.to_string() + ": " + lowering_[id];
+    std::string line = "op " + std::to_string(id) + " kiln." + std::string(ir::op_info(original.kind).name) + " at " +
+                       original.loc.to_string() + ": " + lowering_[id];
     if (!note_[id].empty()) line += " (" + note_[id] + ")";
     if (lowering_[id] == "interp" && !refusals_[id].empty()) {
       line += " (";
-      for (size_t i = 0; i < refusals_[id].size(); ++i) line += (i ? "; " : "") + refusals_[id][i];
+      for (size_t i = 0; i < refusals_[id].size(); ++i)
+        line += (i ? "; " : "") + refusals_[id][i];
       line += ")";
     }
     runtime::log_line(runtime::LogChannel::jit, line);
@@ -102,9 +111,11 @@ void GraphRewriter::log_decisions() const {
 }
 
 Partition GraphRewriter::finish() {
-  for (ir::ValueId v : source_.outputs) graph_->outputs.push_back(mapped(v));
+  for (ir::ValueId v : source_.outputs)
+    graph_->outputs.push_back(mapped(v));
   Partition partition;
-  for (const std::string& lowering : lowering_) ++partition.ops_per_lowering[lowering];
+  for (const std::string& lowering : lowering_)
+    ++partition.ops_per_lowering[lowering];
   if (runtime::log_enabled(runtime::LogChannel::jit)) log_decisions();
   runners_.resize(graph_->ops.size());
   partition.graph = graph_;

@@ -99,8 +99,8 @@ bool lower_pool2d(GraphRewriter& rw, ir::OpId id) {
     const bool includes = include_pad && std::get<bool>(include_pad->value);
     kind = includes ? dnnl_ops::PoolKind::avg_include_pad : dnnl_ops::PoolKind::avg_exclude_pad;
   }
-  const dnnl_ops::Pool2dParams params{rw.dims(op.operands[0]), kind, pair_attr(op, "kernel"),
-                                      pair_attr(op, "stride"), pair_attr(op, "padding")};
+  const dnnl_ops::Pool2dParams params{rw.dims(op.operands[0]), kind, pair_attr(op, "kernel"), pair_attr(op, "stride"),
+                                      pair_attr(op, "padding")};
   return lower_one_op<dnnl_ops::Pool2dPrimitive>(rw, id, "dnnl.pool2d", params,
                                                  unary_runner<dnnl_ops::Pool2dPrimitive>());
 }

@@ -33,14 +33,17 @@ bool attr_equal(const Attr& a, const Attr& b) {
   return std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, Tensor>) return false; // handled above
-        else return x == std::get<T>(b.value);
+        if constexpr (std::is_same_v<T, Tensor>)
+          return false; // handled above
+        else
+          return x == std::get<T>(b.value);
       },
       a.value);
 }
 
 Attrs::Attrs(std::initializer_list<std::pair<std::string, Attr>> items) {
-  for (const auto& [name, value] : items) set(name, value);
+  for (const auto& [name, value] : items)
+    set(name, value);
 }
 
 void Attrs::set(const std::string& name, Attr value) {
@@ -63,9 +66,7 @@ template <class T> const T& Attrs::get(const std::string& name, const char* what
   const Attr* a = find(name);
   if (!a) throw Error(ErrorKind::internal, "missing attribute '" + name + "'");
   const T* v = std::get_if<T>(&a->value);
-  if (!v)
-    throw Error(ErrorKind::internal,
-                "attribute '" + name + "' is " + attr_type_name(*a) + ", expected " + what);
+  if (!v) throw Error(ErrorKind::internal, "attribute '" + name + "' is " + attr_type_name(*a) + ", expected " + what);
   return *v;
 }
 
@@ -89,8 +90,7 @@ double Attrs::get_float_or(const std::string& name, double fallback) const {
 bool operator==(const Attrs& a, const Attrs& b) {
   if (a.items_.size() != b.items_.size()) return false;
   for (size_t i = 0; i < a.items_.size(); ++i)
-    if (a.items_[i].first != b.items_[i].first || !attr_equal(a.items_[i].second, b.items_[i].second))
-      return false;
+    if (a.items_[i].first != b.items_[i].first || !attr_equal(a.items_[i].second, b.items_[i].second)) return false;
   return true;
 }
 

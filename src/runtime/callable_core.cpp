@@ -3,9 +3,9 @@
 #include "ir/text/printer.hpp"
 #include "runtime/executable_cache.hpp"
 #include "runtime/log.hpp"
-#include <kiln/compile.hpp>
 #include <chrono>
 #include <functional>
+#include <kiln/compile.hpp>
 
 namespace kiln::detail {
 
@@ -67,15 +67,15 @@ runtime::WeightMap CallableCore::State::bind_weights() const {
     if (!value.is_concrete()) throw Error(ErrorKind::weight, "weight '" + name + "' is not a concrete tensor");
     ir::ValueType got{value.dtype(), value.shape(), false};
     if (!(got == type))
-      throw Error(ErrorKind::weight, "weight '" + name + "': expected " + ir::type_to_string(type) + ", got " +
-                                         ir::type_to_string(got));
+      throw Error(ErrorKind::weight,
+                  "weight '" + name + "': expected " + ir::type_to_string(type) + ", got " + ir::type_to_string(got));
     bound.emplace(name, value);
   }
   return bound;
 }
 
 std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves& args,
-                                                               const std::vector<Tensor>& tensors) const {
+                                                                const std::vector<Tensor>& tensors) const {
   std::vector<ir::ValueType> types;
   std::map<std::string, std::pair<int64_t, std::string>> bound; // dim name -> (size, argument path)
   size_t next_tensor = 0;
@@ -83,8 +83,8 @@ std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves
     if (i >= args.size() || i >= spec.size() || args[i].path != spec[i].path) {
       std::string at = i < spec.size() ? spec[i].path : args[i].path;
       throw Error(ErrorKind::spec, "tree structure mismatch at '" + at + "': expected " +
-                                       (i < spec.size() ? kind_name(spec[i].kind) : std::string("nothing")) +
-                                       ", got " + (i < args.size() ? kind_name(args[i].kind) : "nothing"));
+                                       (i < spec.size() ? kind_name(spec[i].kind) : std::string("nothing")) + ", got " +
+                                       (i < args.size() ? kind_name(args[i].kind) : "nothing"));
     }
     const TreeLeaf &want = spec[i], &got = args[i];
     if ((want.kind == TreeLeaf::Kind::baked) != (got.kind == TreeLeaf::Kind::baked))
@@ -92,19 +92,23 @@ std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves
                                        ", got " + kind_name(got.kind));
     if (want.kind == TreeLeaf::Kind::baked) {
       if (want.baked != got.baked)
-        throw Error(ErrorKind::spec, "tree structure mismatch at '" + want.path + "': expected " + want.baked +
-                                         ", got " + got.baked);
+        throw Error(ErrorKind::spec,
+                    "tree structure mismatch at '" + want.path + "': expected " + want.baked + ", got " + got.baked);
       continue;
     }
     const Tensor& t = tensors[next_tensor++];
     std::string where = "argument " + want.path + ": ";
-    if (!t.defined()) throw Error(ErrorKind::spec, where + "expected " + want.layout.to_string() + ", got an undefined Tensor");
-    if (!t.is_concrete()) throw Error(ErrorKind::spec, where + "a symbolic tensor cannot be passed to a compiled callable");
+    if (!t.defined())
+      throw Error(ErrorKind::spec, where + "expected " + want.layout.to_string() + ", got an undefined Tensor");
+    if (!t.is_concrete())
+      throw Error(ErrorKind::spec, where + "a symbolic tensor cannot be passed to a compiled callable");
     const TensorLayout& layout = t.impl() ? t.layout() : TensorLayout{};
-    bool ok = layout.dtype == want.layout.dtype && layout.rank() == want.layout.rank() && layout.device == want.layout.device;
+    bool ok =
+        layout.dtype == want.layout.dtype && layout.rank() == want.layout.rank() && layout.device == want.layout.device;
     for (size_t d = 0; ok && d < want.layout.shape.size(); ++d)
       if (want.layout.shape[d].is_static() && want.layout.shape[d].size() != layout.shape[d].size()) ok = false;
-    if (!ok) throw Error(ErrorKind::spec, where + "expected " + want.layout.to_string() + ", got " + layout.to_string());
+    if (!ok)
+      throw Error(ErrorKind::spec, where + "expected " + want.layout.to_string() + ", got " + layout.to_string());
     for (size_t d = 0; d < want.layout.shape.size(); ++d) {
       const Dim& dim = want.layout.shape[d];
       if (!dim.is_symbolic()) continue;
@@ -174,8 +178,10 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
     }
   };
   bool async = policy.async && policy.mode != JitMode::always;
-  if (async) session->compile_queue().push(job);
-  else job();
+  if (async)
+    session->compile_queue().push(job);
+  else
+    job();
 }
 
 CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves spec, const CompileOptions& options)
@@ -202,7 +208,8 @@ std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector
   // Weights from the session registry may change: their generation is part of the key.
   std::string key = s.fingerprint + "|" + text + "|w" + std::to_string(s.session->weights().generation());
   bool built = false;
-  auto entry = s.session->cache().get_or_build(key, [&] { return s.build_entry(types, text); }, &built);
+  auto entry = s.session->cache().get_or_build(
+      key, [&] { return s.build_entry(types, text); }, &built);
   if (built && runtime::log_enabled(runtime::LogChannel::recompiles))
     runtime::log_line(runtime::LogChannel::recompiles,
                       "compiled " + s.module->name + "(" + text + "): " + s.describe_miss(types));
@@ -228,8 +235,10 @@ CompiledCallable<std::vector<Tensor>> compile_staged(const StagedGraph& graph, C
     const ir::Function& entry = graph.graph().entry();
     for (size_t i = 0; i < entry.args.size(); ++i) {
       const ir::ValueType& t = entry.type_of(entry.args[i]);
-      spec.push_back({"0." + std::to_string(i), t.is_buffer ? detail::TreeLeaf::Kind::buffer : detail::TreeLeaf::Kind::tensor,
-                      TensorLayout(t.dtype, t.shape), {}});
+      spec.push_back({"0." + std::to_string(i),
+                      t.is_buffer ? detail::TreeLeaf::Kind::buffer : detail::TreeLeaf::Kind::tensor,
+                      TensorLayout(t.dtype, t.shape),
+                      {}});
     }
   }
   auto core = std::make_shared<detail::CallableCore>(graph.module_ptr(), std::move(spec), options);

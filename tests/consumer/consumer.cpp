@@ -1,6 +1,6 @@
 // A program outside the kiln tree, built with `pkg-config --cflags --libs kiln`.
-#include <kiln/kiln.hpp>
 #include <iostream>
+#include <kiln/kiln.hpp>
 
 int main() {
   using namespace kiln;
