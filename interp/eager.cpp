@@ -1,3 +1,4 @@
+#include "interp/extension_runner.hpp"
 #include "interp/kernel.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "ir/ops.hpp"
@@ -7,16 +8,27 @@ namespace kiln::interp {
 
 namespace {
 
+// The runner of an extension op (null for every other op kind).
+std::shared_ptr<const StepRunner> eager_extension_runner(const ir::Op& op, std::span<const Tensor> inputs,
+                                                         const std::vector<ir::ValueType>& result_types) {
+  if (op.kind != ir::OpKind::custom) return nullptr;
+  std::vector<ir::ValueType> operand_types;
+  for (const Tensor& input : inputs)
+    operand_types.push_back({input.dtype(), input.shape(), false});
+  return make_extension_runner(op, operand_types, result_types);
+}
+
 // Eager mode: one op on concrete tensors. Outputs are fresh tensors sized from the inferred types.
 std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::span<const Tensor> inputs,
-                                 const std::vector<ir::ValueType>& result_types) {
+                                 const std::vector<ir::ValueType>& result_types, const ir::SourceLoc& loc) {
   // Kernels see an ir::Op; numbered operands and results keep its arity equal to the views'.
-  ir::Op op{kind, {}, {}, attrs, {}};
+  ir::Op op{kind, {}, {}, attrs, loc};
   for (size_t i = 0; i < inputs.size(); ++i) op.operands.push_back(ir::ValueId(i));
   for (size_t i = 0; i < result_types.size(); ++i) op.results.push_back(ir::ValueId(inputs.size() + i));
   if (kind == ir::OpKind::constant) return {attrs.get_tensor("value")};
   Kernel kernel = kernel_for(kind);
-  if (!kernel)
+  std::shared_ptr<const StepRunner> runner = eager_extension_runner(op, inputs, result_types);
+  if (!kernel && !runner)
     throw Error(ErrorKind::unsupported, op_place(op) + ": not available in eager mode (only inside a graph)");
 
   std::vector<std::vector<int64_t>> dims;
@@ -34,7 +46,10 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
     views.push_back(View{outputs.back().raw_data(), type.dtype, dims.back()});
   }
   std::span<const View> all(views);
-  kernel(KernelArgs{op, all.first(inputs.size()), all.subspan(inputs.size())});
+  if (runner)
+    runner->run(all.first(inputs.size()), all.subspan(inputs.size()));
+  else
+    kernel(KernelArgs{op, all.first(inputs.size()), all.subspan(inputs.size())});
   return outputs;
 }
 

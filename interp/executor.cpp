@@ -1,5 +1,6 @@
 #include "interp/executor.hpp"
 #include "core/tensor_impl.hpp"
+#include "interp/extension_runner.hpp"
 #include <cstring>
 
 namespace kiln::interp {
@@ -42,6 +43,12 @@ namespace {
 
 Tensor wrap_value(void* data, const ValuePlan& value) { return Tensor::wrap(data, value.dims, value.dtype); }
 
+// Custom ops without a runner from the tier (the JIT brings its own) run their extension's kernel.
+ExecutableOptions with_extension_runners(ExecutableOptions options, const ir::Function* graph) {
+  if (graph) options.runners = add_extension_runners(std::move(options.runners), *graph);
+  return options;
+}
+
 std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> views,
                                std::span<const ir::ValueId> values) {
   std::vector<Tensor> tensors;
@@ -55,7 +62,8 @@ std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> 
 
 InterpreterExecutable::InterpreterExecutable(std::shared_ptr<const ir::Function> graph,
                                              const runtime::WeightMap& weights, ExecutableOptions options)
-    : options_(std::move(options)), plan_(std::move(graph), weights, &options_.runners) {}
+    : options_(with_extension_runners(std::move(options), graph.get())),
+      plan_(std::move(graph), weights, &options_.runners) {}
 
 InterpreterExecutable::~InterpreterExecutable() = default;
 

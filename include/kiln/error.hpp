@@ -4,7 +4,8 @@
 
 namespace kiln {
 
-enum class ErrorKind { spec, shape, dtype, weight, parse, io, unsupported, internal };
+// extension: a custom-op library that cannot be registered or whose op failed (see kiln/extension.h).
+enum class ErrorKind { spec, shape, dtype, weight, parse, io, unsupported, internal, extension };
 
 const char* error_kind_name(ErrorKind kind);
 

@@ -1,9 +1,12 @@
 #pragma once
 #include <kiln/layout.hpp>
 #include <kiln/tensor.hpp>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <source_location>
 #include <string>
+#include <variant>
 #include <vector>
 
 // Graph-building functions. On symbolic tensors they stage an op (recording the caller's source
@@ -97,5 +100,13 @@ Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType:
 
 // Stores value into a buffer argument (staged from a BufferLayout).
 void buffer_store(const Tensor& buffer, const Tensor& value, Loc loc = Loc::current());
+
+// An attribute of an extension op; the extension's shape function and kernel receive it typed.
+using CustomAttr = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+// The op `name` of a loaded extension (kiln/extension.h; load its library with
+// StageOptions/CompileOptions::custom_extensions or kiln::load_extension), one result per output of
+// its shape function. The attribute name "op" is reserved (it holds `name` in the graph).
+std::vector<Tensor> custom(const std::string& name, const std::vector<Tensor>& inputs,
+                           const std::map<std::string, CustomAttr>& attrs = {}, Loc loc = Loc::current());
 
 } // namespace kiln::F

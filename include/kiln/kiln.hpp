@@ -5,6 +5,7 @@
 #include <kiln/device.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/error.hpp>
+#include <kiln/extension.hpp>
 #include <kiln/functional.hpp>
 #include <kiln/io.hpp>
 #include <kiln/layout.hpp>

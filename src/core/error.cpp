@@ -12,6 +12,7 @@ const char* error_kind_name(ErrorKind kind) {
   case ErrorKind::io: return "io";
   case ErrorKind::unsupported: return "unsupported";
   case ErrorKind::internal: return "internal";
+  case ErrorKind::extension: return "extension";
   }
   return "unknown";
 }

@@ -1,4 +1,5 @@
 #include "ir/ops.hpp"
+#include "ir/custom_ops.hpp"
 #include "ir/shape_inference.hpp"
 #include <array>
 
@@ -86,6 +87,7 @@ std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands
                                        : info.max_operands < 0                 ? " or more"
                                                                 : " to " + std::to_string(info.max_operands)) +
                                       " operands, got " + std::to_string(n));
+  if (kind == OpKind::custom) return infer_custom_op(operands, attrs, loc);
   if (!info.infer) throw Error(ErrorKind::internal, where + "has no shape inference");
   try {
     return info.infer(operands, attrs);

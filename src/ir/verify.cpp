@@ -1,4 +1,5 @@
 #include "ir/verify.hpp"
+#include "ir/custom_ops.hpp"
 #include "ir/ops.hpp"
 
 namespace kiln::ir {
@@ -24,6 +25,8 @@ size_t first_result_id(const Function& fn, OpId id) {
     if (!fn.ops[next].results.empty()) return fn.ops[next].results.front();
   return fn.values.size();
 }
+
+bool is_registered_custom(const Op& op) { return op.kind == OpKind::custom && custom_op_is_registered(op.attrs); }
 
 } // namespace
 
@@ -61,9 +64,12 @@ void verify_function(const Module& module, const Function& fn) {
         throw Error(ErrorKind::internal, op_place(fn, id) + ": result " + std::to_string(r) + " is not owned by it");
     }
     std::vector<ValueType> expected;
-    if (op.kind == OpKind::call) expected = infer_call(module, op.attrs.get_string("callee"), in, op.loc);
-    else if (op_info(op.kind).infer) expected = infer_op(op.kind, in, op.attrs, op.loc);
-    else continue;
+    if (op.kind == OpKind::call)
+      expected = infer_call(module, op.attrs.get_string("callee"), in, op.loc);
+    else if (op_info(op.kind).infer || is_registered_custom(op))
+      expected = infer_op(op.kind, in, op.attrs, op.loc);
+    else
+      continue; // constant_external, and custom ops opaque to the IR
     if (expected.size() != op.results.size())
       throw Error(ErrorKind::shape, op_place(fn, id) + ": has " + std::to_string(op.results.size()) +
                                         " results, expected " + std::to_string(expected.size()));

@@ -1,7 +1,9 @@
+#include "ir/custom_ops.hpp"
 #include "ir/passes/default_passes.hpp"
 #include "ir/specialize.hpp"
 #include "ir/text/printer.hpp"
 #include "runtime/executable_cache.hpp"
+#include "runtime/extension_registry.hpp"
 #include "runtime/log.hpp"
 #include <chrono>
 #include <functional>
@@ -186,6 +188,9 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
 
 CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves spec, const CompileOptions& options)
     : state_(std::make_unique<State>()) {
+  for (const std::string& path : options.custom_extensions)
+    runtime::load_extension(path);
+  ir::require_registered_custom_ops(*module); // an unknown extension op fails now, not at the first call
   state_->module = std::move(module);
   state_->spec = std::move(spec);
   state_->own_weights = options.weights;

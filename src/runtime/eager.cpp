@@ -16,7 +16,7 @@ std::vector<Tensor> run_eager(ir::OpKind kind, const ir::Attrs& attrs, std::span
   if (!executor)
     throw Error(ErrorKind::unsupported, "kiln." + std::string(ir::op_info(kind).name) + " at " + loc.to_string() +
                                             ": eager execution needs the interpreter, which is not linked");
-  return executor(kind, attrs, inputs, result_types);
+  return executor(kind, attrs, inputs, result_types, loc);
 }
 
 } // namespace kiln::runtime

@@ -262,6 +262,18 @@ void buffer_store(const Tensor& buffer, const Tensor& value, Loc loc) {
   trace::apply(OpKind::buffer_store, {buffer, value}, {}, loc);
 }
 
+std::vector<Tensor> custom(const std::string& name, const std::vector<Tensor>& inputs,
+                           const std::map<std::string, CustomAttr>& attrs, Loc loc) {
+  Attrs op_attrs{{"op", Attr::of_string(name)}};
+  for (const auto& [key, value] : attrs) {
+    if (key == "op")
+      throw Error(ErrorKind::spec, "custom op '" + name + "' at " + trace::to_source_loc(loc).to_string() +
+                                       ": the attribute name 'op' is reserved for the op name");
+    op_attrs.set(key, std::visit([](const auto& v) { return Attr{v}; }, value));
+  }
+  return trace::apply(OpKind::custom, inputs, std::move(op_attrs), loc);
+}
+
 } // namespace kiln::F
 
 namespace kiln {

@@ -1,4 +1,5 @@
 #include "ir/verify.hpp"
+#include "runtime/extension_registry.hpp"
 #include "trace/builder.hpp"
 #include <kiln/functional.hpp>
 
@@ -12,6 +13,9 @@ struct TraceSession::State {
 
 TraceSession::TraceSession(const StageOptions& options, const std::string& default_name)
     : state_(std::make_unique<State>()) {
+  // Extension ops must be registered before the traced function stages them.
+  for (const std::string& path : options.custom_extensions)
+    runtime::load_extension(path);
   StageOptions opts = options;
   if (opts.name.empty()) opts.name = default_name;
   if (!is_valid_symbolic_name(opts.name))

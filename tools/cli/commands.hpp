@@ -15,6 +15,7 @@ struct RunOptions {
   int repeat = 1;
   bool print_stats = false;
   std::string tier = "auto";
+  std::vector<std::string> extensions; // extension libraries loaded before the graph is read
 };
 
 struct RunResult {
@@ -34,8 +35,9 @@ std::string output_path_for(const std::string& output_path, size_t index);
 
 // `kiln print`: the graph parsed and printed back.
 void print_graph_file(const std::string& path, std::ostream& out);
-// `kiln verify`: "ok: N ops" (ops of every function); throws on a parse or verification error.
-void verify_graph_file(const std::string& path, std::ostream& out);
+// `kiln verify`: "ok: N ops" (ops of every function); throws on a parse or verification error,
+// including a custom op that none of `extensions` (libraries loaded first) registers.
+void verify_graph_file(const std::string& path, const std::vector<std::string>& extensions, std::ostream& out);
 
 // `kiln demo`: stages the mlp workload, writes it with its weights to a fresh temporary folder, runs
 // it in-process and through run_graph_file, and returns 0 when both agree to 1e-6.

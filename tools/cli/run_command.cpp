@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <kiln/compile.hpp>
+#include <kiln/extension.hpp>
 #include <kiln/io.hpp>
 #include <kiln/session.hpp>
 
@@ -85,6 +86,8 @@ std::string output_path_for(const std::string& output_path, size_t index) {
 
 RunResult run_graph_file(const RunOptions& options) {
   if (options.repeat < 1) throw Error(ErrorKind::spec, "--repeat must be at least 1");
+  for (const std::string& path : options.extensions)
+    load_extension(path); // first, so that parsing checks extension ops against their shape functions
   StagedGraph graph = load_staged(options.graph_path);
   auto session = std::make_shared<Session>(tier_policy(options.tier));
   for (const std::string& path : options.weights_paths)

@@ -1,4 +1,5 @@
 #include "ir/text/parser.hpp"
+#include "ir/custom_ops.hpp"
 #include "ir/ops.hpp"
 #include "ir/text/lexer.hpp"
 #include <bit>
@@ -626,7 +627,8 @@ void Parser::verify_op(const Token& at, OpKind kind, const std::vector<WrittenTy
               : info.max_operands == info.min_operands ? ""
                                                        : " to " + std::to_string(info.max_operands)) +
              " operands");
-  if (!info.infer) return;
+  // A custom op of a loaded extension is checked against its shape function; others stay opaque.
+  if (!info.infer && !(kind == OpKind::custom && custom_op_is_registered(attrs))) return;
   std::vector<ValueType> operands;
   for (const WrittenType& written : operand_types)
     operands.push_back(written.type);
