@@ -18,6 +18,7 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kWeightSeed = 2024, kInputSeed = 11;
 constexpr int kWarmupCalls = 3;
 constexpr int kMinTimedCalls = 5;
+const std::string kOneOp = "oneop";
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -33,18 +34,39 @@ struct CaseResult {
   SignatureStats stats{};
 };
 
-// One workload at one input shape, in a session of its own so the statistics are the case's alone.
+Tensor case_forward(const std::string& name, const Tensor& x) {
+  if (name == kOneOp) return x + 1.0;
+  return workload_forward(name, x);
+}
+
+// A static shape: the one-op case measures the cheapest call, without symbolic dims to bind.
+TensorLayout case_input_layout(const std::string& name) {
+  if (name == kOneOp) return TensorLayout(DType::f32, {16});
+  return workload_input_layout(name);
+}
+
+std::vector<std::vector<int64_t>> case_input_dims(const std::string& name) {
+  if (name == kOneOp) return {{16}};
+  return benchmark_input_dims(name);
+}
+
+std::map<std::string, Tensor> case_weights(const std::string& name) {
+  if (name == kOneOp) return {};
+  return deterministic_weights(name, kWeightSeed);
+}
+
+// One case at one input shape, in a session of its own so the statistics are the case's alone.
 CaseResult bench_case(const std::string& name, const std::vector<int64_t>& dims,
                       const std::map<std::string, Tensor>& weights, const TierPolicy& policy, double time_s) {
   CaseResult result{name, dims};
   auto session = std::make_shared<Session>(policy);
   session->weights().set_all(weights);
-  auto forward = [name](const Tensor& x) { return workload_forward(name, x); };
+  auto forward = [name](const Tensor& x) { return case_forward(name, x); };
   auto start = Clock::now();
   CompileOptions compile_options;
   compile_options.name = name;
   compile_options.session = session;
-  auto callable = compile(forward, compile_options)(workload_input_layout(name));
+  auto callable = compile(forward, compile_options)(case_input_layout(name));
   result.build_ms = ms_since(start);
 
   const Tensor x = Tensor::randn(dims, kInputSeed);
@@ -89,6 +111,12 @@ void print_table(const std::vector<CaseResult>& results, std::ostream& out) {
     if (!r.stats.jit_error.empty())
       out << "  (" << r.workload << ": JIT promotion failed: " << r.stats.jit_error << ")\n";
   }
+  for (const CaseResult& r : results) {
+    if (r.workload != kOneOp) continue;
+    std::snprintf(line, sizeof line, "per-call overhead (%s, %s tier): %.2f us median\n", kOneOp.c_str(),
+                  r.stats.tier.c_str(), r.median_ms * 1e3);
+    out << line;
+  }
 }
 
 nlohmann::json to_json(const BenchOptions& options, const std::vector<CaseResult>& results) {
@@ -112,20 +140,29 @@ nlohmann::json to_json(const BenchOptions& options, const std::vector<CaseResult
 
 } // namespace
 
+const std::vector<std::string>& bench_case_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = workload_names();
+    all.push_back(kOneOp);
+    return all;
+  }();
+  return names;
+}
+
 void run_bench(const BenchOptions& options, std::ostream& out) {
   if (options.threads < 1) throw Error(ErrorKind::spec, "--threads must be at least 1");
   if (!(options.time_s > 0)) throw Error(ErrorKind::spec, "--time-s must be positive");
   // The interpreter reads the thread count once, at its first kernel call: set it before any run.
   setenv("KILN_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
   const TierPolicy policy = tier_policy(options.tier);
-  const std::vector<std::string>& names = options.workloads.empty() ? workload_names() : options.workloads;
+  const std::vector<std::string>& names = options.workloads.empty() ? bench_case_names() : options.workloads;
   for (const std::string& name : names)
-    check_workload_name(name);
+    if (name != kOneOp) check_workload_name(name);
 
   std::vector<CaseResult> results;
   for (const std::string& name : names) {
-    const std::map<std::string, Tensor> weights = deterministic_weights(name, kWeightSeed);
-    for (const std::vector<int64_t>& dims : benchmark_input_dims(name))
+    const std::map<std::string, Tensor> weights = case_weights(name);
+    for (const std::vector<int64_t>& dims : case_input_dims(name))
       results.push_back(bench_case(name, dims, weights, policy, options.time_s));
   }
   print_table(results, out);

@@ -6,12 +6,16 @@
 namespace kiln::tools {
 
 struct BenchOptions {
-  std::vector<std::string> workloads; // empty: all four
+  std::vector<std::string> workloads; // empty: every case of bench_case_names()
   std::string tier = "interp";
   int threads = 2;       // the peers of WORKLOADS.md are measured with 2 threads
   std::string json_path; // empty: no JSON file
   double time_s = 2.0;   // timed calls per case run for about this long
 };
+
+// The four workloads of WORKLOADS.md, then "oneop": `x + 1` on an f32 [16] tensor, whose median is
+// the per-call overhead of a compiled callable (argument checks, cache lookup, dispatch, output).
+const std::vector<std::string>& bench_case_names();
 
 // `kiln bench`: times every benchmark case of the chosen workloads (random weights and inputs: the
 // timings do not depend on the values), prints a table and optionally writes it as JSON.

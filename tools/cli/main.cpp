@@ -44,6 +44,7 @@ struct Commands {
   CLI::App* demo = nullptr;
   CLI::App* bench = nullptr;
   std::string graph_path;
+  std::vector<std::string> extensions; // kiln verify --extension
   RunOptions run_options;
   BenchOptions bench_options;
 };
@@ -64,14 +65,16 @@ void add_run(CLI::App& app, Commands& c) {
       ->check(CLI::PositiveNumber);
   c.run->add_flag("--stats", o.print_stats, "print the session's per-signature statistics");
   c.run->add_option("--tier", o.tier, "interp, jit or auto (default)")->check(CLI::IsMember(tier_names()));
+  c.run->add_option("--extension", o.extensions, "extension library (.so) registering custom ops (repeatable)")
+      ->allow_extra_args(false);
 }
 
 void add_bench(CLI::App& app, Commands& c) {
-  c.bench = app.add_subcommand("bench", "time the benchmark workloads (mlp, ewchain, attn, cnn)");
+  c.bench = app.add_subcommand("bench", "time the benchmark workloads (mlp, ewchain, attn, cnn) and a one-op call");
   BenchOptions& o = c.bench_options;
-  c.bench->add_option("--workloads", o.workloads, "comma-separated subset of mlp,ewchain,attn,cnn")
+  c.bench->add_option("--workloads", o.workloads, "comma-separated subset of mlp,ewchain,attn,cnn,oneop")
       ->delimiter(',')
-      ->check(CLI::IsMember(workload_names()));
+      ->check(CLI::IsMember(bench_case_names()));
   c.bench->add_option("--tier", o.tier, "interp (default), jit or auto")->check(CLI::IsMember(tier_names()));
   c.bench->add_option("--threads", o.threads, "interpreter threads, KILN_NUM_THREADS (default 2)")
       ->check(CLI::Range(1, 4096));
@@ -84,6 +87,8 @@ void add_commands(CLI::App& app, Commands& c) {
   c.print->add_option("graph", c.graph_path, "graph in MLIR text form")->required();
   c.verify = app.add_subcommand("verify", "parse and verify a graph file");
   c.verify->add_option("graph", c.graph_path, "graph in MLIR text form")->required();
+  c.verify->add_option("--extension", c.extensions, "extension library (.so) registering custom ops (repeatable)")
+      ->allow_extra_args(false);
   add_run(app, c);
   c.demo = app.add_subcommand("demo", "stage, save, run and re-run the mlp workload end to end");
   add_bench(app, c);
@@ -92,7 +97,7 @@ void add_commands(CLI::App& app, Commands& c) {
 
 int dispatch(const Commands& c) {
   if (c.print->parsed()) print_graph_file(c.graph_path, std::cout);
-  if (c.verify->parsed()) verify_graph_file(c.graph_path, std::cout);
+  if (c.verify->parsed()) verify_graph_file(c.graph_path, c.extensions, std::cout);
   if (c.run->parsed()) print_run_result(c.run_options, run_graph_file(c.run_options));
   if (c.demo->parsed()) return run_demo(std::cout);
   if (c.bench->parsed()) run_bench(c.bench_options, std::cout);
