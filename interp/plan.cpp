@@ -1,6 +1,7 @@
 #include "interp/plan.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "ir/ops.hpp"
+#include "ir/passes/side_effects.hpp"
 #include <algorithm>
 #include <numeric>
 
@@ -44,6 +45,25 @@ void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::
   if (tensor.dtype() != value.dtype || tensor.dims() != value.dims)
     throw Error(kind, op_place(op) + ": the bound tensor is " + tensor.layout().to_string() + ", the graph expects " +
                           dtype_name(value.dtype) + " " + shape_to_string(shape_from_dims(value.dims)));
+}
+
+// Ops over constants and weights only are computed once when planning (ORT folds initializers
+// the same way): e.g. the transpose F::linear stages for each weight would otherwise be redone on
+// every call. Results far larger than their operands (a broadcast or a `full`) are left to run
+// per call so the plan does not hold them.
+constexpr size_t kPrecomputeSlackBytes = 64 * 1024;
+
+bool worth_precomputing(const ir::Op& op, const std::vector<ValuePlan>& values) {
+  if (op.results.empty() || !ir::is_pure(op, nullptr) || !kernel_for(op.kind)) return false;
+  size_t operand_bytes = 0;
+  for (ir::ValueId v : op.operands) {
+    if (values[v].storage != Storage::bound) return false;
+    operand_bytes += values[v].bytes;
+  }
+  size_t result_bytes = 0;
+  for (ir::ValueId v : op.results)
+    result_bytes += values[v].bytes;
+  return result_bytes <= 2 * operand_bytes + kPrecomputeSlackBytes;
 }
 
 } // namespace
@@ -118,6 +138,7 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
       value.storage = Storage::bound;
     }
   }
+  precompute_bound_ops();
   for (ir::ValueId v : fn.outputs)
     if (values_.at(v).storage == Storage::arena) values_[v].storage = Storage::output;
   for (const ir::Op& op : fn.ops) {
@@ -131,6 +152,24 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
     result.storage = Storage::alias;
     result.alias_root = root;
     aliases_.push_back(op.results[0]);
+  }
+}
+
+void ExecutionPlan::precompute_bound_ops() {
+  std::vector<View> views;
+  for (const ir::Op& op : graph_->ops) {
+    if (!worth_precomputing(op, values_)) continue;
+    views.clear();
+    for (ir::ValueId v : op.operands)
+      views.push_back(View{const_cast<void*>(values_[v].bound.raw_data()), values_[v].dtype, values_[v].dims});
+    for (ir::ValueId v : op.results) {
+      values_[v].bound = Tensor::empty(values_[v].dims, values_[v].dtype);
+      views.push_back(View{values_[v].bound.raw_data(), values_[v].dtype, values_[v].dims});
+    }
+    kernel_for(op.kind)(
+        KernelArgs{op, std::span(views).first(op.operands.size()), std::span(views).subspan(op.operands.size())});
+    for (ir::ValueId v : op.results)
+      values_[v].storage = Storage::bound;
   }
 }
 
@@ -156,6 +195,10 @@ void ExecutionPlan::plan_steps(const StepRunners* runners) {
       throw Error(ErrorKind::unsupported, op_place(op) + " ('" + op.attrs.get_string("op") +
                                               "'): the interpreter has no extension op registry");
     default:
+      if (!op.results.empty() && values_[op.results[0]].storage == Storage::bound) {
+        step.kind = StepKind::bind;
+        break;
+      }
       if (!op.results.empty() && values_[op.results[0]].storage == Storage::alias) {
         step.kind = StepKind::alias;
         break;

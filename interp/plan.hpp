@@ -32,7 +32,7 @@ ArenaLayout plan_arena(std::span<const LiveInterval> intervals);
 // Where a value's memory comes from during one call.
 enum class Storage : uint8_t {
   argument, // the caller's input tensor (buffer arguments are written through it)
-  bound,    // a constant attribute or a weight: shared, never copied
+  bound,    // a constant attribute, a weight, or an op over those computed once when planning
   arena,    // the call's arena, at arena_offset
   output,   // the fresh output tensor handed back to the caller
   alias,    // the memory of alias_root (a reshape, squeeze or unsqueeze that needs no copy)
@@ -102,6 +102,7 @@ public:
 
 private:
   void plan_values(const runtime::WeightMap& weights);
+  void precompute_bound_ops();
   void plan_steps(const StepRunners* runners);
   void plan_arena_offsets();
   void plan_outputs();

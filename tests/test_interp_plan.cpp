@@ -466,3 +466,45 @@ TEST_CASE("eager mode runs multi-result ops and returns constants as they are") 
   Tensor value = Tensor::from_vector<float>({5, 6}, {2});
   CHECK(values_of(F::constant(value)) == std::vector<float>{5, 6});
 }
+
+TEST_CASE("ops over weights only run once when the plan is built, not on every call") {
+  // y = x @ transpose(w): what F::linear stages. The transpose of the weight becomes a bound value.
+  Tensor weight = sample({3, 2}); // [out, in]
+  GraphBuilder g;
+  ValueId x = g.arg({1, 2});
+  ValueId wt = g.op(OpKind::transpose, {g.weight("w", {3, 2})}, {{"perm", ir::Attr::of_ints({1, 0})}});
+  g.fn->outputs = {g.op(OpKind::matmul, {x, wt})};
+  InterpreterExecutable exe = g.build({{"w", weight}});
+
+  const auto& steps = exe.plan().steps();
+  REQUIRE(steps.size() == 3);
+  CHECK(steps[1].op->kind == OpKind::transpose);
+  CHECK(steps[1].kind == interp::StepKind::bind);
+  CHECK(steps[2].kind == interp::StepKind::kernel);
+
+  runtime::OpHooks hooks;
+  std::vector<float> transposed;
+  hooks.after = [&](size_t, const ir::Op& op, std::span<const Tensor>, std::span<const Tensor> outputs) {
+    if (op.kind == OpKind::transpose) transposed = values_of(outputs[0]);
+  };
+  Tensor input = Tensor::from_vector<float>({2, -1}, {1, 2});
+  for (int call = 0; call < 2; ++call) {
+    std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {.hooks = &hooks});
+    const std::vector<float> w = values_of(weight);
+    // Hooks still see the precomputed value, so a debugger steps through it like any op.
+    CHECK(transposed == std::vector<float>{w[0], w[2], w[4], w[1], w[3], w[5]});
+    check_close(out.at(0), {2 * w[0] - w[1], 2 * w[2] - w[3], 2 * w[4] - w[5]});
+  }
+}
+
+TEST_CASE("an op over constants whose result is far larger than its inputs still runs per call") {
+  GraphBuilder g;
+  ValueId x = g.arg({256, 256});
+  ValueId c = g.constant(Tensor::from_vector<float>({1}, {1}));
+  ValueId wide = g.op(OpKind::broadcast_to, {c}, {{"shape", ir::Attr::of_shape(shape_from_dims({256, 256}))}});
+  g.fn->outputs = {g.op(OpKind::add, {x, wide})};
+  InterpreterExecutable exe = g.build();
+  CHECK(exe.plan().steps()[1].kind == interp::StepKind::kernel); // 256 KiB from 4 bytes: not held
+  std::vector<Tensor> out = exe.run(std::vector<Tensor>{Tensor::zeros({256, 256})}, {});
+  CHECK(values_of(out.at(0)) == std::vector<float>(256 * 256, 1.0f));
+}

@@ -1,3 +1,4 @@
+#include "interp/kernels/gemm.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/kernels.hpp"
 #include <Eigen/Core>
@@ -87,6 +88,10 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
   const int64_t patch = s.group_in() * w.kh * w.kw;
   // A 1x1 convolution with unit stride and no padding reads the image as its own column matrix.
   const bool pointwise = w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.ph == 0 && w.pw == 0;
+  const int64_t tasks = s.batch * s.groups;
+  const bool tasks_in_parallel =
+      tasks >= num_threads() && worth_parallel(tasks * s.group_out() * patch * s.out_plane());
+  const int gemm_threads = tasks_in_parallel ? 1 : num_threads();
   auto convolve = [&](int64_t task) {
     const int64_t n = task / s.groups, g = task % s.groups;
     const T* image = x + (n * s.channels + g * s.group_in()) * s.height * s.width;
@@ -95,17 +100,29 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
       col.resize(size_t(patch * s.out_plane()));
       im2col(image, s, w, col.data());
     }
-    Eigen::Map<const Matrix> cols(pointwise ? image : col.data(), patch, s.out_plane());
-    Eigen::Map<const Matrix> kernel(weight + g * s.group_out() * patch, s.group_out(), patch);
+    const T* cols = pointwise ? image : col.data();
+    const T* kernel = weight + g * s.group_out() * patch;
     Eigen::Map<Matrix> out(y + (n * s.out_channels + g * s.group_out()) * s.out_plane(), s.group_out(), s.out_plane());
-    out.noalias() = kernel * cols;
+    if constexpr (std::is_same_v<T, float>) {
+      gemm_f32(GemmF32{.a = kernel,
+                       .b = cols,
+                       .c = out.data(),
+                       .m = s.group_out(),
+                       .n = s.out_plane(),
+                       .k = patch,
+                       .lda = patch,
+                       .ldb = s.out_plane(),
+                       .ldc = s.out_plane(),
+                       .threads = gemm_threads});
+    } else {
+      out.noalias() =
+          Eigen::Map<const Matrix>(kernel, s.group_out(), patch) * Eigen::Map<const Matrix>(cols, patch, s.out_plane());
+    }
     if (bias)
       for (int64_t o = 0; o < s.group_out(); ++o)
         out.row(o).array() += bias[g * s.group_out() + o];
   };
-  const int64_t tasks = s.batch * s.groups;
-  parallel_for(tasks, tasks >= num_threads() && worth_parallel(tasks * s.group_out() * patch * s.out_plane()),
-               convolve);
+  parallel_for(tasks, tasks_in_parallel, convolve);
 }
 
 enum class Pool { max, average };

@@ -1,5 +1,6 @@
 #include "interp/kernels/kernels.hpp"
 #include "interp/kernels/strided_loop.hpp"
+#include "interp/kernels/vector_math.hpp"
 #include <functional>
 
 namespace kiln::interp {
@@ -21,6 +22,16 @@ template <class DTypes, class Fn> void unary(const KernelArgs& args, Fn fn) {
   require_same_dtype(args, {0});
   require_same_dims(args);
   dispatch_dtype(DTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { unary_map<decltype(e)>(args, fn); });
+}
+
+// As unary, but f32 runs vector_math's dispatched array loop for the same function.
+template <class DTypes, class Fn> void unary_math(const KernelArgs& args, vector_math::MapF32 f32_fn, Fn fn) {
+  if (args.inputs[0].dtype != DType::f32 || args.outputs[0].dtype != DType::f32) return unary<DTypes>(args, fn);
+  require_same_dims(args);
+  const float* x = args.inputs[0].as<const float>();
+  float* y = args.outputs[0].as<float>();
+  for_each_range(args.outputs[0].numel(),
+                 [&](int64_t begin, int64_t end) { vector_math::map_f32(f32_fn, x + begin, y + begin, end - begin); });
 }
 
 // out = fn(a, b) with numpy broadcasting. The innermost loop has three shapes: both operands
@@ -76,7 +87,21 @@ template <class T> T absolute(T x) {
     return std::abs(x);
 }
 
+template <class T> T exp_of(T x) {
+  if constexpr (std::is_same_v<T, float>)
+    return vector_math::exp(x);
+  else
+    return std::exp(x);
+}
+template <class T> T tanh_of(T x) {
+  if constexpr (std::is_same_v<T, float>)
+    return vector_math::tanh(x);
+  else
+    return std::tanh(x);
+}
+
 template <class T> T sigmoid_of(T x) {
+  if constexpr (std::is_same_v<T, float>) return vector_math::sigmoid(x);
   if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
   const T e = std::exp(x); // x < 0: exp(x) cannot overflow
   return e / (T(1) + e);
@@ -85,7 +110,7 @@ template <class T> T sigmoid_of(T x) {
 template <class T> T gelu_erf(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))); }
 template <class T> T gelu_tanh(T x) {
   const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
-  return T(0.5) * x * (T(1) + std::tanh(inner));
+  return T(0.5) * x * (T(1) + tanh_of(inner));
 }
 
 template <class Fn> void with_predicate(const ir::Op& op, Fn&& fn) {
@@ -112,7 +137,7 @@ void relu(const KernelArgs& args) {
   unary<ArithmeticDTypes>(args, [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
 }
 void exp(const KernelArgs& args) {
-  unary<FloatDTypes>(args, [](auto x) { return std::exp(x); });
+  unary_math<FloatDTypes>(args, vector_math::MapF32::exp, [](auto x) { return exp_of(x); });
 }
 void log(const KernelArgs& args) {
   unary<FloatDTypes>(args, [](auto x) { return std::log(x); });
@@ -124,13 +149,13 @@ void rsqrt(const KernelArgs& args) {
   unary<FloatDTypes>(args, [](auto x) { return decltype(x)(1) / std::sqrt(x); });
 }
 void tanh(const KernelArgs& args) {
-  unary<FloatDTypes>(args, [](auto x) { return std::tanh(x); });
+  unary_math<FloatDTypes>(args, vector_math::MapF32::tanh, [](auto x) { return tanh_of(x); });
 }
 void sigmoid(const KernelArgs& args) {
-  unary<FloatDTypes>(args, [](auto x) { return sigmoid_of(x); });
+  unary_math<FloatDTypes>(args, vector_math::MapF32::sigmoid, [](auto x) { return sigmoid_of(x); });
 }
 void silu(const KernelArgs& args) {
-  unary<FloatDTypes>(args, [](auto x) { return x * sigmoid_of(x); });
+  unary_math<FloatDTypes>(args, vector_math::MapF32::silu, [](auto x) { return x * sigmoid_of(x); });
 }
 void erf(const KernelArgs& args) {
   unary<FloatDTypes>(args, [](auto x) { return std::erf(x); });
@@ -146,7 +171,8 @@ void gelu(const KernelArgs& args) {
   const ir::Attr* approximate = args.op.attrs.find("approximate");
   const std::string mode = approximate ? args.op.attrs.get_string("approximate") : "none";
   if (mode == "none") return unary<FloatDTypes>(args, [](auto x) { return gelu_erf(x); });
-  if (mode == "tanh") return unary<FloatDTypes>(args, [](auto x) { return gelu_tanh(x); });
+  if (mode == "tanh")
+    return unary_math<FloatDTypes>(args, vector_math::MapF32::gelu_tanh, [](auto x) { return gelu_tanh(x); });
   throw Error(ErrorKind::unsupported, op_place(args.op) + ": unknown gelu approximation \"" + mode + "\"");
 }
 

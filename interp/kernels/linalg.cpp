@@ -1,3 +1,4 @@
+#include "interp/kernels/gemm.hpp"
 #include "interp/kernels/kernels.hpp"
 #include "interp/kernels/strided_loop.hpp"
 #include <Eigen/Core>
@@ -45,6 +46,8 @@ template <class T> void matmul_typed(const KernelArgs& args) {
   const T* a_data = a.as<const T>();
   const T* b_data = b.as<const T>();
   T* out_data = out.as<T>();
+  const int64_t count = int64_t(batches.size());
+  const bool batches_in_parallel = count >= num_threads() && worth_parallel(count * m * n * k);
   auto multiply = [&](int64_t i) {
     const BatchTriple& t = batches[size_t(i)];
     Eigen::Map<RowMajorMatrix<T>> product(out_data + t.out * m * n, m, n);
@@ -52,12 +55,24 @@ template <class T> void matmul_typed(const KernelArgs& args) {
       product.setZero();
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      gemm_f32(GemmF32{.a = a_data + t.a * m * k,
+                       .b = b_data + t.b * k * n,
+                       .c = product.data(),
+                       .m = m,
+                       .n = n,
+                       .k = k,
+                       .lda = k,
+                       .ldb = n,
+                       .ldc = n,
+                       .threads = batches_in_parallel ? 1 : num_threads()});
+      return;
+    }
     Eigen::Map<const RowMajorMatrix<T>> lhs(a_data + t.a * m * k, m, k);
     Eigen::Map<const RowMajorMatrix<T>> rhs(b_data + t.b * k * n, k, n);
     product.noalias() = lhs * rhs;
   };
-  const int64_t count = int64_t(batches.size());
-  parallel_for(count, count >= num_threads() && worth_parallel(count * m * n * k), multiply);
+  parallel_for(count, batches_in_parallel, multiply);
 }
 
 } // namespace

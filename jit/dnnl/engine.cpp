@@ -1,6 +1,7 @@
 #include "jit/dnnl/engine.hpp"
-#include <kiln/error.hpp>
+#include <array>
 #include <cstddef>
+#include <kiln/error.hpp>
 #include <memory>
 #include <new>
 #include <sstream>
@@ -64,7 +65,8 @@ dnnl::stream& thread_stream() {
 
 dnnl::memory::desc plain_desc(const Dims& dims) {
   Dims strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  for (size_t i = dims.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * dims[i];
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
@@ -90,8 +92,8 @@ dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst
   return attr;
 }
 
-void bind_residuals(std::span<const PostOp> post_ops, const Dims& dst_dims,
-                    std::span<const float* const> residuals, ArgMap& args) {
+void bind_residuals(std::span<const PostOp> post_ops, const Dims& dst_dims, std::span<const float* const> residuals,
+                    ArgMap& args) {
   if (residuals.size() != size_t(residual_count(post_ops))) {
     throw Error(ErrorKind::internal, "jit::dnnl_ops: " + std::to_string(residuals.size()) +
                                          " residual buffers given, the post-ops add " +
@@ -116,11 +118,15 @@ void require_buffer(const void* pointer, const char* place, const char* buffer) 
   if (pointer == nullptr) throw Error(ErrorKind::internal, std::string(place) + ": no buffer for " + buffer);
 }
 
+void* thread_buffer(ThreadBuffer slot, size_t bytes) {
+  thread_local std::array<ScratchpadBuffer, 3> buffers;
+  return buffers.at(size_t(slot)).reserve(bytes);
+}
+
 void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args) {
-  thread_local ScratchpadBuffer scratchpad;
   dnnl::memory::desc scratchpad_desc = pd.scratchpad_desc();
   if (size_t bytes = scratchpad_desc.get_size(); bytes > 0) {
-    args[DNNL_ARG_SCRATCHPAD] = bind(scratchpad_desc, scratchpad.reserve(bytes));
+    args[DNNL_ARG_SCRATCHPAD] = bind(scratchpad_desc, thread_buffer(ThreadBuffer::scratchpad, bytes));
   }
   dnnl::stream& stream = thread_stream();
   try {
@@ -131,10 +137,20 @@ void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& ar
   }
 }
 
+void reorder(const dnnl::reorder& prim, dnnl::memory from, dnnl::memory to) {
+  dnnl::stream& stream = thread_stream();
+  try {
+    prim.execute(stream, from, to);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    throw Error(ErrorKind::internal, std::string("jit::dnnl_ops: oneDNN reorder failed: ") + e.what());
+  }
+}
+
 std::optional<std::string> refuse_dims(const char* what, const Dims& dims, int min_rank) {
   if (int(dims.size()) < min_rank || dims.size() > DNNL_MAX_NDIMS) {
-    return std::string(what) + " has rank " + std::to_string(dims.size()) + ", needs " +
-           std::to_string(min_rank) + ".." + std::to_string(DNNL_MAX_NDIMS);
+    return std::string(what) + " has rank " + std::to_string(dims.size()) + ", needs " + std::to_string(min_rank) +
+           ".." + std::to_string(DNNL_MAX_NDIMS);
   }
   for (int64_t d : dims) {
     if (d <= 0) return std::string(what) + " " + dims_to_string(dims) + " has an empty or negative dim";
@@ -151,7 +167,8 @@ std::optional<int64_t> normalize_axis(int64_t axis, size_t rank) {
 std::string dims_to_string(const Dims& dims) {
   std::ostringstream out;
   out << '[';
-  for (size_t i = 0; i < dims.size(); ++i) out << (i ? ", " : "") << dims[i];
+  for (size_t i = 0; i < dims.size(); ++i)
+    out << (i ? ", " : "") << dims[i];
   out << ']';
   return out.str();
 }

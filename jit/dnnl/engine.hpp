@@ -1,7 +1,7 @@
 #pragma once
 #include "jit/dnnl/post_op.hpp"
-#include <oneapi/dnnl/dnnl.hpp>
 #include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,8 +28,8 @@ dnnl::memory bind(const dnnl::memory::desc& desc, const void* data);
 // primitive never share one, and the post-ops; residuals are plain tensors of dst_dims.
 dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst_dims);
 // Binds residual buffers (one per add_residual post-op, in order) under their post-op argument ids.
-void bind_residuals(std::span<const PostOp> post_ops, const Dims& dst_dims,
-                    std::span<const float* const> residuals, ArgMap& args);
+void bind_residuals(std::span<const PostOp> post_ops, const Dims& dst_dims, std::span<const float* const> residuals,
+                    ArgMap& args);
 // Why oneDNN cannot take this post-op list, or nullopt.
 std::optional<std::string> refuse_post_ops(std::span<const PostOp> post_ops);
 
@@ -39,6 +39,13 @@ void require_buffer(const void* pointer, const char* place, const char* buffer);
 // Runs prim on the calling thread's stream with a thread-local scratchpad of the size pd asks
 // for, and waits for it.
 void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args);
+// Executes a reorder on this thread's stream and waits.
+void reorder(const dnnl::reorder& prim, dnnl::memory from, dnnl::memory to);
+
+// Growing, 64-byte aligned buffers owned by the calling thread, one per slot: a primitive's
+// scratchpad, and activations kept in its preferred (blocked) layout for the length of one call.
+enum class ThreadBuffer { scratchpad, input, output };
+void* thread_buffer(ThreadBuffer slot, size_t bytes);
 
 // Builds a primitive descriptor with allow_empty and says why oneDNN will not take it, or nullopt.
 template <class MakePd> std::optional<std::string> refuse_unimplemented(const char* what, MakePd make_pd) {

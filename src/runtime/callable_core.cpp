@@ -5,6 +5,7 @@
 #include "runtime/executable_cache.hpp"
 #include "runtime/extension_registry.hpp"
 #include "runtime/log.hpp"
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <kiln/compile.hpp>
@@ -53,13 +54,44 @@ struct CallableCore::State {
   std::string fingerprint;
   std::mutex last_mutex;
   std::vector<ir::ValueType> last_signature; // for KILN_LOG=recompiles
+  // The cache key of the most recent signature, so a repeated call (the common case in serving)
+  // skips formatting it. The cache is still asked, so LRU order and eviction stay exact.
+  struct SignatureKey {
+    std::vector<ir::ValueType> types;
+    uint64_t weight_generation = 0;
+    std::string key, text;
+  };
+  std::atomic<std::shared_ptr<const SignatureKey>> recent;
 
   runtime::WeightMap bind_weights() const;
   std::vector<ir::ValueType> check_arguments(const TreeLeaves& args, const std::vector<Tensor>& tensors) const;
   std::string describe_miss(const std::vector<ir::ValueType>& types);
   std::shared_ptr<CacheEntry> build_entry(const std::vector<ir::ValueType>& types, const std::string& text) const;
   void maybe_promote(const std::shared_ptr<CacheEntry>& entry);
+  std::shared_ptr<const SignatureKey> signature_key(const std::vector<ir::ValueType>& types,
+                                                    uint64_t weight_generation) const;
+  std::shared_ptr<CacheEntry> lookup(const SignatureKey& signature);
 };
+
+std::shared_ptr<const CallableCore::State::SignatureKey>
+CallableCore::State::signature_key(const std::vector<ir::ValueType>& types, uint64_t weight_generation) const {
+  auto signature = std::make_shared<SignatureKey>(SignatureKey{types, weight_generation, {}, {}});
+  for (size_t i = 0; i < types.size(); ++i)
+    signature->text += (i ? ", " : "") + std::string(dtype_name(types[i].dtype)) + shape_to_string(types[i].shape);
+  // Weights from the session registry may change: their generation is part of the key.
+  signature->key = fingerprint + "|" + signature->text + "|w" + std::to_string(weight_generation);
+  return signature;
+}
+
+std::shared_ptr<CacheEntry> CallableCore::State::lookup(const SignatureKey& signature) {
+  bool built = false;
+  auto entry = session->cache().get_or_build(
+      signature.key, [&] { return build_entry(signature.types, signature.text); }, &built);
+  if (built && runtime::log_enabled(runtime::LogChannel::recompiles))
+    runtime::log_line(runtime::LogChannel::recompiles,
+                      "compiled " + module->name + "(" + signature.text + "): " + describe_miss(signature.types));
+  return entry;
+}
 
 runtime::WeightMap CallableCore::State::bind_weights() const {
   runtime::WeightMap bound;
@@ -99,18 +131,18 @@ std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves
       continue;
     }
     const Tensor& t = tensors[next_tensor++];
-    std::string where = "argument " + want.path + ": ";
+    auto where = [&] { return "argument " + want.path + ": "; }; // built only for an error
     if (!t.defined())
-      throw Error(ErrorKind::spec, where + "expected " + want.layout.to_string() + ", got an undefined Tensor");
+      throw Error(ErrorKind::spec, where() + "expected " + want.layout.to_string() + ", got an undefined Tensor");
     if (!t.is_concrete())
-      throw Error(ErrorKind::spec, where + "a symbolic tensor cannot be passed to a compiled callable");
+      throw Error(ErrorKind::spec, where() + "a symbolic tensor cannot be passed to a compiled callable");
     const TensorLayout& layout = t.impl() ? t.layout() : TensorLayout{};
     bool ok =
         layout.dtype == want.layout.dtype && layout.rank() == want.layout.rank() && layout.device == want.layout.device;
     for (size_t d = 0; ok && d < want.layout.shape.size(); ++d)
       if (want.layout.shape[d].is_static() && want.layout.shape[d].size() != layout.shape[d].size()) ok = false;
     if (!ok)
-      throw Error(ErrorKind::spec, where + "expected " + want.layout.to_string() + ", got " + layout.to_string());
+      throw Error(ErrorKind::spec, where() + "expected " + want.layout.to_string() + ", got " + layout.to_string());
     for (size_t d = 0; d < want.layout.shape.size(); ++d) {
       const Dim& dim = want.layout.shape[d];
       if (!dim.is_symbolic()) continue;
@@ -207,17 +239,13 @@ CallableCore::~CallableCore() = default;
 std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector<Tensor>& tensors) {
   State& s = *state_;
   std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
-  std::string text;
-  for (size_t i = 0; i < types.size(); ++i)
-    text += (i ? ", " : "") + std::string(dtype_name(types[i].dtype)) + shape_to_string(types[i].shape);
-  // Weights from the session registry may change: their generation is part of the key.
-  std::string key = s.fingerprint + "|" + text + "|w" + std::to_string(s.session->weights().generation());
-  bool built = false;
-  auto entry = s.session->cache().get_or_build(
-      key, [&] { return s.build_entry(types, text); }, &built);
-  if (built && runtime::log_enabled(runtime::LogChannel::recompiles))
-    runtime::log_line(runtime::LogChannel::recompiles,
-                      "compiled " + s.module->name + "(" + text + "): " + s.describe_miss(types));
+  const uint64_t generation = s.session->weights().generation();
+  std::shared_ptr<const State::SignatureKey> recent = s.recent.load();
+  if (!recent || recent->weight_generation != generation || recent->types != types) {
+    recent = s.signature_key(types, generation);
+    s.recent.store(recent);
+  }
+  std::shared_ptr<CacheEntry> entry = s.lookup(*recent);
   s.maybe_promote(entry);
   auto exe = entry->current();
   auto start = Clock::now();
