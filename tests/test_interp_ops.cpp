@@ -1020,6 +1020,14 @@ TEST_CASE("matmul matches a naive triple loop for odd sizes within 1e-5 of the p
       }
 }
 
+TEST_CASE("large f32 matmuls split into column or row blocks across threads cover every element") {
+  // Wide enough to split columns (n >= 128), or only rows; sizes not multiples of any block.
+  check_matmul<float>({37, 45}, {45, 301}, 1e-5);
+  check_matmul<float>({150, 45}, {45, 100}, 1e-5);
+  check_matmul<float>({33, 33}, {33, 33}, 1e-5);
+  check_matmul<float>({1023, 17}, {17, 7}, 1e-5);
+}
+
 TEST_CASE("matmul broadcasts batch dims on both sides") {
   check_matmul<float>({2, 1, 3, 4}, {5, 4, 7}, 1e-5);
   check_matmul<float>({3, 4}, {2, 4, 5}, 1e-5);

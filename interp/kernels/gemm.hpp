@@ -14,7 +14,7 @@ struct GemmF32 {
   int64_t m = 0, n = 0, k = 0;
   int64_t lda = 0, ldb = 0, ldc = 0;
   bool b_transposed = false;
-  int threads = 1; // Eigen's threads for this product (1 inside an already parallel loop)
+  int threads = 1; // threads for this product (1 inside an already parallel loop)
 };
 
 // Picks the widest Eigen build this CPU runs (AVX2+FMA on x86-64 where compiled in, else baseline).

@@ -64,7 +64,15 @@ inline bool worth_parallel(int64_t work) { return work >= kParallelMinWork; }
 template <class Body> void parallel_for(int64_t count, bool parallel, Body&& body) {
 #ifdef _OPENMP
   const int threads = parallel && count > 1 ? num_threads() : 1;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  // No region at all when serial: an inactive region (`if (false)`) would make a parallel loop
+  // inside body (a GEMM split into blocks) a nested team, which libgomp starts with fresh threads
+  // on every call instead of its pool; that made two-thread calls up to ten times slower.
+  if (threads <= 1) {
+    for (int64_t i = 0; i < count; ++i)
+      body(i);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < count; ++i)
     body(i);
 #else
