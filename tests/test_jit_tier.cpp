@@ -1,7 +1,10 @@
 #include <cmath>
+#include <cstdlib>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
 #include <limits>
+#include <optional>
+#include <string>
 #include <thread>
 
 using namespace kiln;
@@ -84,6 +87,27 @@ Tensor mlp(const Tensor& x) {
   return F::linear(F::gelu(F::linear(x, w1, b1)), w2, b2);
 }
 
+// Sets an environment variable for one test and restores it after.
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 std::map<std::string, Tensor> mlp_weights() {
   return {{"fc1.weight", Tensor::randn({32, 16}, 1)},
           {"fc1.bias", Tensor::randn({32}, 2)},
@@ -94,6 +118,7 @@ std::map<std::string, Tensor> mlp_weights() {
 } // namespace
 
 TEST_CASE("a Linear+GELU+Linear MLP runs as two fused oneDNN matmuls and matches the interpreter") {
+  ScopedEnv dnnl_matmul("KILN_JIT_MATMUL", "dnnl"); // auto leaves matmul to the interpreter on AVX2
   for (int64_t batch : {1, 7, 17}) {
     CAPTURE(batch);
     // Per layer: the weight transpose, the matmul, the bias add; the GELU joins the first layer.
@@ -177,11 +202,35 @@ TEST_CASE("attention reads the transposed keys as a transposed B without running
   auto attention = [](Tensor q, Tensor k, Tensor v) {
     return F::matmul(F::softmax(F::matmul(q, F::transpose(k, -1, -2)) * 0.35, -1), v);
   };
+  ScopedEnv dnnl_matmul("KILN_JIT_MATMUL", "dnnl");
   TierComparison comparison = run_both_tiers(attention, {}, Tensor::randn({2, 5, 8}, 91), Tensor::randn({2, 7, 8}, 92),
                                              Tensor::randn({2, 7, 8}, 93));
   // transpose + matmul + scale, then the second matmul
   check_agreement(comparison, "dnnl.matmul", 4);
   CHECK(comparison.ops_per_lowering["dnnl.softmax"] == 1);
+}
+
+TEST_CASE("with KILN_JIT_MATMUL=interp the MLP's matmuls keep the interpreter GEMM and xbyak fuses the epilogue") {
+  ScopedEnv interp_matmul("KILN_JIT_MATMUL", "interp");
+  for (int64_t batch : {1, 7, 17}) {
+    CAPTURE(batch);
+    TierComparison comparison = run_both_tiers(mlp, mlp_weights(), Tensor::randn({batch, 16}, 20 + uint64_t(batch)));
+    CHECK(comparison.ops_per_lowering.count("dnnl.matmul") == 0);
+    // bias add + GELU after the first matmul, bias add after the second
+    check_agreement(comparison, "xbyak", 3);
+  }
+}
+
+TEST_CASE("an unknown KILN_JIT_MATMUL fails promotion with a clear reason and the interpreter keeps serving") {
+  ScopedEnv bad("KILN_JIT_MATMUL", "fast");
+  auto session = session_in(JitMode::always);
+  auto run = compile(mlp, {.weights = mlp_weights(), .session = session})(TensorLayout(DType::f32, {3, 16}));
+  Tensor out = run(Tensor::randn({3, 16}, 5));
+  CHECK(out.dims() == std::vector<int64_t>{3, 8});
+  const std::vector<SignatureStats> stats = session->stats();
+  REQUIRE(stats.size() == 1);
+  CHECK(stats[0].tier == "interp");
+  CHECK(stats[0].jit_error.find("KILN_JIT_MATMUL: expected dnnl, interp or auto, got 'fast'") != std::string::npos);
 }
 
 TEST_CASE("a gather in the middle stays in the interpreter while its neighbours are lowered") {
