@@ -58,8 +58,9 @@ ConvShape conv_shape(const KernelArgs& args, const Window& w) {
 
 // col[(c, i, j), (oh, ow)] = x[c, oh*sh - ph + i*dh, ow*sw - pw + j*dw], zero in the padding: the
 // convolution of one image and group becomes a GEMM with the [group_out, group_in*kh*kw] weights.
-template <class T> void im2col(const T* image, const ConvShape& s, const Window& w, T* col) {
-  for (int64_t c = 0; c < s.group_in(); ++c)
+// Channels run on the interpreter's threads when `parallel` (one image convolved at a time).
+template <class T> void im2col(const T* image, const ConvShape& s, const Window& w, T* col, bool parallel) {
+  parallel_for(s.group_in(), parallel, [&](int64_t c) {
     for (int64_t i = 0; i < w.kh; ++i)
       for (int64_t j = 0; j < w.kw; ++j) {
         T* row = col + ((c * w.kh + i) * w.kw + j) * s.out_plane();
@@ -77,6 +78,7 @@ template <class T> void im2col(const T* image, const ConvShape& s, const Window&
           }
         }
       }
+  });
 }
 
 template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, const ConvShape& s) {
@@ -95,10 +97,11 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
   auto convolve = [&](int64_t task) {
     const int64_t n = task / s.groups, g = task % s.groups;
     const T* image = x + (n * s.channels + g * s.group_in()) * s.height * s.width;
-    std::vector<T> col;
+    // One column buffer per thread, grown once: steady-state calls allocate nothing.
+    thread_local std::vector<T> col;
     if (!pointwise) {
-      col.resize(size_t(patch * s.out_plane()));
-      im2col(image, s, w, col.data());
+      if (col.size() < size_t(patch * s.out_plane())) col.resize(size_t(patch * s.out_plane()));
+      im2col(image, s, w, col.data(), !tasks_in_parallel && worth_parallel(patch * s.out_plane()));
     }
     const T* cols = pointwise ? image : col.data();
     const T* kernel = weight + g * s.group_out() * patch;
