@@ -192,8 +192,8 @@ void ExecutionPlan::plan_steps(const StepRunners* runners) {
       step.kind = StepKind::runner;
       step.runner = runner;
       if (runner) break;
-      throw Error(ErrorKind::unsupported, op_place(op) + " ('" + op.attrs.get_string("op") +
-                                              "'): the interpreter has no extension op registry");
+      throw Error(ErrorKind::unsupported,
+                  op_place(op) + " ('" + op.attrs.get_string("op") + "'): no kernel or extension runs this custom op");
     default:
       if (!op.results.empty() && values_[op.results[0]].storage == Storage::bound) {
         step.kind = StepKind::bind;

@@ -80,7 +80,7 @@ struct OutputSlot {
 class ExecutionPlan {
 public:
   // Throws kiln::Error for graphs the interpreter cannot run: symbolic dims (shape), a weight
-  // missing from `weights` (weight), a call left in the graph (internal) or a custom op (unsupported).
+  // missing from `weights` (weight), a call left in the graph (internal) or a custom op nothing runs (unsupported).
   // runners (indexed by op id) take custom ops; without one a custom op is refused.
   ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
                 const StepRunners* runners = nullptr);
