@@ -56,7 +56,11 @@ void GraphRewriter::copy_op(ir::OpId id) {
     remap_[original.results[i]] = emitted.results[i];
   runners_.resize(graph_->ops.size());
   state_[id] = State::emitted;
-  lowering_[id] = "interp";
+  // An extension op runs its extension's kernel, not an interpreter kernel: say so in KILN_LOG=jit
+  // and in ops_per_lowering.
+  const bool extension = original.kind == ir::OpKind::custom;
+  lowering_[id] = extension ? "extension" : "interp";
+  if (extension) note_[id] = original.attrs.get_string("op");
 }
 
 void GraphRewriter::take(ir::OpId id, const std::string& lowering, const std::string& note) {
