@@ -1,8 +1,8 @@
+#include "runtime/eager.hpp"
 #include "interp/extension_runner.hpp"
 #include "interp/kernel.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "ir/ops.hpp"
-#include "runtime/eager.hpp"
 
 namespace kiln::interp {
 
@@ -23,8 +23,10 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
                                  const std::vector<ir::ValueType>& result_types, const ir::SourceLoc& loc) {
   // Kernels see an ir::Op; numbered operands and results keep its arity equal to the views'.
   ir::Op op{kind, {}, {}, attrs, loc};
-  for (size_t i = 0; i < inputs.size(); ++i) op.operands.push_back(ir::ValueId(i));
-  for (size_t i = 0; i < result_types.size(); ++i) op.results.push_back(ir::ValueId(inputs.size() + i));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    op.operands.push_back(ir::ValueId(i));
+  for (size_t i = 0; i < result_types.size(); ++i)
+    op.results.push_back(ir::ValueId(inputs.size() + i));
   if (kind == ir::OpKind::constant) return {attrs.get_tensor("value")};
   Kernel kernel = kernel_for(kind);
   std::shared_ptr<const StepRunner> runner = eager_extension_runner(op, inputs, result_types);

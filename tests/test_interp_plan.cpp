@@ -1,10 +1,10 @@
-#include <doctest/doctest.h>
-#include <kiln/kiln.hpp>
 #include "interp/executor.hpp"
 #include "interp/plan.hpp"
 #include "ir/ops.hpp"
 #include "runtime/executable.hpp"
 #include <cmath>
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
 #include <random>
 #include <thread>
 
@@ -24,7 +24,8 @@ struct GraphBuilder {
   }
   std::vector<ValueId> ops(OpKind kind, const std::vector<ValueId>& operands, ir::Attrs attrs = {}) {
     std::vector<ir::ValueType> types;
-    for (ValueId v : operands) types.push_back(fn->type_of(v));
+    for (ValueId v : operands)
+      types.push_back(fn->type_of(v));
     std::vector<ir::ValueType> results = ir::infer_op(kind, types, attrs, {});
     ir::OpId id = fn->add_op(kind, operands, results, std::move(attrs));
     return fn->ops[id].results;
@@ -32,9 +33,7 @@ struct GraphBuilder {
   ValueId op(OpKind kind, const std::vector<ValueId>& operands, ir::Attrs attrs = {}) {
     return ops(kind, operands, std::move(attrs)).at(0);
   }
-  ValueId constant(const Tensor& value) {
-    return op(OpKind::constant, {}, {{"value", ir::Attr::of_tensor(value)}});
-  }
+  ValueId constant(const Tensor& value) { return op(OpKind::constant, {}, {{"value", ir::Attr::of_tensor(value)}}); }
   ValueId weight(const std::string& name, const std::vector<int64_t>& dims) {
     ir::ValueType type{DType::f32, shape_from_dims(dims), false};
     ir::OpId id = fn->add_op(OpKind::constant_external, {}, {type}, {{"name", ir::Attr::of_string(name)}});
@@ -52,7 +51,8 @@ std::vector<float> values_of(const Tensor& t) {
 Tensor sample(const std::vector<int64_t>& dims, float seed = 0.0f) {
   Tensor t = Tensor::empty(dims);
   float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = seed + 0.1f * float(i + 1) * (i % 2 ? -1.0f : 1.0f);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[i] = seed + 0.1f * float(i + 1) * (i % 2 ? -1.0f : 1.0f);
   return t;
 }
 
@@ -67,7 +67,8 @@ void check_close(const Tensor& actual, const std::vector<float>& expected, float
 
 std::vector<float> map(const std::vector<float>& a, float (*fn)(float)) {
   std::vector<float> out(a.size());
-  for (size_t i = 0; i < a.size(); ++i) out[i] = fn(a[i]);
+  for (size_t i = 0; i < a.size(); ++i)
+    out[i] = fn(a[i]);
   return out;
 }
 
@@ -130,7 +131,8 @@ TEST_CASE("a long chain of same-size elementwise ops needs two arena buffers, no
   ValueId x = g.arg({256});
   ValueId v = g.op(OpKind::add, {x, x});
   const int chain = 20;
-  for (int i = 0; i < chain; ++i) v = g.op(OpKind::add, {v, x});
+  for (int i = 0; i < chain; ++i)
+    v = g.op(OpKind::add, {v, x});
   g.fn->outputs = {g.op(OpKind::neg, {v})};
   InterpreterExecutable exe = g.build();
   const size_t buffer = 256 * sizeof(float);
@@ -140,7 +142,8 @@ TEST_CASE("a long chain of same-size elementwise ops needs two arena buffers, no
   Tensor input = sample({256});
   std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {});
   std::vector<float> expected = values_of(input);
-  for (float& e : expected) e = -float(chain + 2) * e;
+  for (float& e : expected)
+    e = -float(chain + 2) * e;
   check_close(out.at(0), expected);
 }
 
@@ -156,7 +159,8 @@ TEST_CASE("a chain of add, mul and exp computes exp(x * y + x)") {
   REQUIRE(out.size() == 1);
   CHECK(out[0].dims() == std::vector<int64_t>{2, 3});
   std::vector<float> va = values_of(a), vb = values_of(b), expected(6);
-  for (size_t i = 0; i < 6; ++i) expected[i] = std::exp(va[i] * vb[i] + va[i]);
+  for (size_t i = 0; i < 6; ++i)
+    expected[i] = std::exp(va[i] * vb[i] + va[i]);
   check_close(out[0], expected);
 }
 
@@ -171,7 +175,8 @@ TEST_CASE("a diamond DAG reads a shared value from both branches") {
 
   Tensor input = sample({4});
   std::vector<float> vx = values_of(input), expected(4);
-  for (size_t i = 0; i < 4; ++i) expected[i] = 2 * std::exp(vx[i]) - std::exp(vx[i]) * vx[i];
+  for (size_t i = 0; i < 4; ++i)
+    expected[i] = 2 * std::exp(vx[i]) - std::exp(vx[i]) * vx[i];
   check_close(exe.run(std::vector<Tensor>{input}, {}).at(0), expected);
 }
 
@@ -317,7 +322,8 @@ TEST_CASE("eight threads running one executable get identical results") {
           if (values_of(out[k]) != values_of(reference[t][k])) ++mismatches[t];
       }
     });
-  for (std::thread& w : workers) w.join();
+  for (std::thread& w : workers)
+    w.join();
   CHECK(mismatches == std::vector<int>(threads, 0));
   // Distinct inputs give distinct results, so a shared arena would have shown up as mismatches.
   CHECK(values_of(reference[0][0]) != values_of(reference[1][0]));
@@ -328,8 +334,8 @@ TEST_CASE("hooks run once per op, in order, with the op's shapes") {
   ValueId x = g.arg({2, 3});
   ValueId w = g.arg({3, 4});
   ValueId m = g.op(OpKind::matmul, {x, w});
-  g.fn->outputs = {g.op(OpKind::reduce_sum, {m},
-                        {{"axes", ir::Attr::of_ints({1})}, {"keepdims", ir::Attr::of_bool(false)}})};
+  g.fn->outputs = {
+      g.op(OpKind::reduce_sum, {m}, {{"axes", ir::Attr::of_ints({1})}, {"keepdims", ir::Attr::of_bool(false)}})};
   InterpreterExecutable exe = g.build();
 
   struct Call {
@@ -342,13 +348,16 @@ TEST_CASE("hooks run once per op, in order, with the op's shapes") {
   runtime::OpHooks hooks;
   hooks.before = [&](size_t index, const ir::Op& op, std::span<const Tensor> in) {
     Call call{"before", index, op.kind, {}};
-    for (const Tensor& t : in) call.dims.push_back(t.dims());
+    for (const Tensor& t : in)
+      call.dims.push_back(t.dims());
     calls.push_back(call);
   };
   hooks.after = [&](size_t index, const ir::Op& op, std::span<const Tensor> in, std::span<const Tensor> out) {
     Call call{"after", index, op.kind, {}};
-    for (const Tensor& t : in) call.dims.push_back(t.dims());
-    for (const Tensor& t : out) call.dims.push_back(t.dims());
+    for (const Tensor& t : in)
+      call.dims.push_back(t.dims());
+    for (const Tensor& t : out)
+      call.dims.push_back(t.dims());
     calls.push_back(call);
   };
   Tensor lhs = Tensor::ones({2, 3}), rhs = Tensor::ones({3, 4});
@@ -410,8 +419,7 @@ TEST_CASE("the plan refuses graphs the interpreter cannot run, naming the proble
     fn->name = "f";
     ValueId x = fn->add_arg(ir::ValueType{DType::f32, {"batch", 2}, false});
     fn->outputs = {x};
-    CHECK_THROWS_WITH_AS(InterpreterExecutable(fn, {}), doctest::Contains("%0 has type f32 [batch, 2]"),
-                         Error);
+    CHECK_THROWS_WITH_AS(InterpreterExecutable(fn, {}), doctest::Contains("%0 has type f32 [batch, 2]"), Error);
   }
   SUBCASE("a missing weight") {
     GraphBuilder g;

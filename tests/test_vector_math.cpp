@@ -72,62 +72,65 @@ std::vector<std::pair<const char*, MapFn>> builds() {
   return all;
 }
 
+// Runs check(map, f) for every build and function, with both named in failure messages.
+template <class Check> void for_each_build_and_function(Check check) {
+  for (const auto& [build_name, map] : builds())
+    for (const Function& f : functions()) {
+      const std::string build = build_name, name = f.name;
+      CAPTURE(build);
+      CAPTURE(name);
+      check(build, map, f);
+    }
+}
+
 } // namespace
 
 TEST_CASE("vector_math stays within its ulp bound of double libm on a dense sweep") {
   const std::vector<float> x = sweep();
   std::vector<float> y(x.size());
-  for (const auto& [build_name, map] : builds())
-    for (const Function& f : functions()) {
-      const std::string build = build_name, name = f.name;
-      CAPTURE(build);
-      CAPTURE(name);
-      map(f.kind, x.data(), y.data(), int64_t(x.size()));
-      double worst = 0.0;
-      float worst_at = 0.0f;
-      for (size_t i = 0; i < x.size(); ++i) {
-        const double want = f.reference(double(x[i]));
-        if (std::abs(want) < 1e-36) { // denormal results: see the edge-value test
-          CHECK(std::abs(double(y[i]) - want) <= 1e-40);
-          continue;
-        }
-        if (x[i] < f.ulp_from_x) {
-          CHECK(std::abs(double(y[i]) - want) <= 2e-5 * std::abs(want));
-          continue;
-        }
-        const double e = ulp_error(y[i], want);
-        if (e > worst) worst = e, worst_at = x[i];
+  for_each_build_and_function([&](const std::string& build, MapFn map, const Function& f) {
+    map(f.kind, x.data(), y.data(), int64_t(x.size()));
+    double worst = 0.0;
+    float worst_at = 0.0f;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = f.reference(double(x[i]));
+      if (std::abs(want) < 1e-36) { // denormal results: see the edge-value test
+        CHECK(std::abs(double(y[i]) - want) <= 1e-40);
+        continue;
       }
-      CAPTURE(worst_at);
-      MESSAGE(build << " " << name << ": max " << worst << " ulp at " << worst_at);
-      CHECK(worst <= f.max_ulp);
+      if (x[i] < f.ulp_from_x) {
+        CHECK(std::abs(double(y[i]) - want) <= 2e-5 * std::abs(want));
+        continue;
+      }
+      const double e = ulp_error(y[i], want);
+      if (e > worst) worst = e, worst_at = x[i];
     }
+    CAPTURE(worst_at);
+    MESSAGE(build << " " << f.name << ": max " << worst << " ulp at " << worst_at);
+    CHECK(worst <= f.max_ulp);
+  });
 }
 
 TEST_CASE("vector_math edge values follow libm: NaN, infinities, signed zero, overflow, denormals") {
   const std::vector<float> x{kNaN, kInf, -kInf, 0.0f, -0.0f, 88.7f, 89.0f, 200.0f, -103.0f, -200.0f, 1e-30f, -1e-30f};
   std::vector<float> y(x.size());
-  for (const auto& [build_name, map] : builds())
-    for (const Function& f : functions()) {
-      const std::string build = build_name, name = f.name;
-      CAPTURE(build);
-      CAPTURE(name);
-      map(f.kind, x.data(), y.data(), int64_t(x.size()));
-      for (size_t i = 0; i < x.size(); ++i) {
-        CAPTURE(x[i]);
-        const double want = f.reference(double(x[i]));
-        if (std::isnan(want)) {
-          CHECK(std::isnan(y[i]));
-        } else if (std::abs(want) < 1e-36) {
-          // Denormal results (and silu / gelu: x times a denormal) are compared absolutely.
-          CHECK(std::abs(double(y[i]) - want) <= 1e-40);
-        } else {
-          CHECK(ulp_error(y[i], want) <= f.max_ulp);
-        }
-        if (x[i] == 0.0f)
-          CHECK(std::signbit(y[i]) == (std::signbit(x[i]) && f.kind != MapF32::exp && f.kind != MapF32::sigmoid));
+  for_each_build_and_function([&](const std::string&, MapFn map, const Function& f) {
+    map(f.kind, x.data(), y.data(), int64_t(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      CAPTURE(x[i]);
+      const double want = f.reference(double(x[i]));
+      if (std::isnan(want)) {
+        CHECK(std::isnan(y[i]));
+      } else if (std::abs(want) < 1e-36) {
+        // Denormal results (and silu / gelu: x times a denormal) are compared absolutely.
+        CHECK(std::abs(double(y[i]) - want) <= 1e-40);
+      } else {
+        CHECK(ulp_error(y[i], want) <= f.max_ulp);
       }
+      if (x[i] == 0.0f)
+        CHECK(std::signbit(y[i]) == (std::signbit(x[i]) && f.kind != MapF32::exp && f.kind != MapF32::sigmoid));
     }
+  });
 }
 
 TEST_CASE("vector_math handles every length, including tails shorter than a vector") {

@@ -104,7 +104,9 @@ struct Conv2dPrimitive::Impl {
 
 namespace {
 
-bool uses_gemm(const dnnl::primitive_desc& pd) { return std::string(pd.impl_info_str()).find("gemm") != std::string::npos; }
+bool uses_gemm(const dnnl::primitive_desc& pd) {
+  return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
+}
 
 } // namespace
 

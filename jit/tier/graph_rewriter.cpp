@@ -42,19 +42,25 @@ ir::ValueId GraphRewriter::mapped(ir::ValueId v) {
   return remap_[v];
 }
 
+ir::OpId GraphRewriter::emit(ir::OpKind kind, std::span<const ir::ValueId> operands,
+                             std::span<const ir::ValueId> results, const ir::Attrs& attrs, const ir::SourceLoc& loc) {
+  std::vector<ir::ValueId> new_operands;
+  for (ir::ValueId v : operands)
+    new_operands.push_back(mapped(v));
+  std::vector<ir::ValueType> types;
+  for (ir::ValueId v : results)
+    types.push_back(source_.type_of(v));
+  const ir::OpId new_id = graph_->add_op(kind, new_operands, types, attrs, loc);
+  const ir::Op& emitted = graph_->ops[new_id];
+  for (size_t i = 0; i < results.size(); ++i)
+    remap_[results[i]] = emitted.results[i];
+  runners_.resize(graph_->ops.size());
+  return new_id;
+}
+
 void GraphRewriter::copy_op(ir::OpId id) {
   const ir::Op& original = source_.ops.at(id);
-  std::vector<ir::ValueId> operands;
-  for (ir::ValueId v : original.operands)
-    operands.push_back(mapped(v));
-  std::vector<ir::ValueType> types;
-  for (ir::ValueId v : original.results)
-    types.push_back(source_.type_of(v));
-  const ir::OpId new_id = graph_->add_op(original.kind, operands, types, original.attrs, original.loc);
-  const ir::Op& emitted = graph_->ops[new_id];
-  for (size_t i = 0; i < original.results.size(); ++i)
-    remap_[original.results[i]] = emitted.results[i];
-  runners_.resize(graph_->ops.size());
+  emit(original.kind, original.operands, original.results, original.attrs, original.loc);
   state_[id] = State::emitted;
   // An extension op runs its extension's kernel, not an interpreter kernel: say so in KILN_LOG=jit
   // and in ops_per_lowering.
@@ -74,18 +80,8 @@ void GraphRewriter::refuse(ir::OpId id, const std::string& lowering, const std::
 }
 
 void GraphRewriter::emit_custom(const CustomOp& custom) {
-  std::vector<ir::ValueId> operands;
-  for (ir::ValueId v : custom.operands)
-    operands.push_back(mapped(v));
-  std::vector<ir::ValueType> types;
-  for (ir::ValueId v : custom.results)
-    types.push_back(source_.type_of(v));
-  const ir::OpId new_id = graph_->add_op(ir::OpKind::custom, operands, types,
-                                         ir::Attrs{{"op", ir::Attr::of_string(custom.name)}}, custom.loc);
-  const ir::Op& emitted = graph_->ops[new_id];
-  for (size_t i = 0; i < custom.results.size(); ++i)
-    remap_[custom.results[i]] = emitted.results[i];
-  runners_.resize(graph_->ops.size());
+  const ir::OpId new_id = emit(ir::OpKind::custom, custom.operands, custom.results,
+                               ir::Attrs{{"op", ir::Attr::of_string(custom.name)}}, custom.loc);
   runners_[new_id] = custom.runner;
 }
 

@@ -60,6 +60,9 @@ public:
   Partition finish();
 
 private:
+  // Adds an op to the new graph over the mapped operands; its results stand for `results` from now on.
+  ir::OpId emit(ir::OpKind kind, std::span<const ir::ValueId> operands, std::span<const ir::ValueId> results,
+                const ir::Attrs& attrs, const ir::SourceLoc& loc);
   enum class State { open, deferred, absorbed, emitted };
   static constexpr ir::ValueId kUnmapped = ~ir::ValueId{0};
 

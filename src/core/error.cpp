@@ -18,7 +18,6 @@ const char* error_kind_name(ErrorKind kind) {
 }
 
 Error::Error(ErrorKind kind, const std::string& message)
-    : std::runtime_error(std::string(error_kind_name(kind)) + " error: " + message), kind_(kind),
-      message_(message) {}
+    : std::runtime_error(std::string(error_kind_name(kind)) + " error: " + message), kind_(kind), message_(message) {}
 
 } // namespace kiln

@@ -13,26 +13,44 @@ OpInfo make(OpKind kind, std::string_view name) {
   using C = OpClass;
   namespace I = infer;
   switch (kind) {
-  case OpKind::neg: case OpKind::abs: case OpKind::exp: case OpKind::log: case OpKind::sqrt:
-  case OpKind::rsqrt: case OpKind::tanh: case OpKind::sigmoid: case OpKind::relu: case OpKind::gelu:
-  case OpKind::silu: case OpKind::erf: case OpKind::sin: case OpKind::cos:
-    return {kind, name, 1, 1, C::unary, I::unary};
-  case OpKind::add: case OpKind::sub: case OpKind::mul: case OpKind::div: case OpKind::pow:
-  case OpKind::maximum: case OpKind::minimum:
-    return {kind, name, 2, 2, C::binary, I::binary};
+  case OpKind::neg:
+  case OpKind::abs:
+  case OpKind::exp:
+  case OpKind::log:
+  case OpKind::sqrt:
+  case OpKind::rsqrt:
+  case OpKind::tanh:
+  case OpKind::sigmoid:
+  case OpKind::relu:
+  case OpKind::gelu:
+  case OpKind::silu:
+  case OpKind::erf:
+  case OpKind::sin:
+  case OpKind::cos: return {kind, name, 1, 1, C::unary, I::unary};
+  case OpKind::add:
+  case OpKind::sub:
+  case OpKind::mul:
+  case OpKind::div:
+  case OpKind::pow:
+  case OpKind::maximum:
+  case OpKind::minimum: return {kind, name, 2, 2, C::binary, I::binary};
   case OpKind::compare: return {kind, name, 2, 2, C::elementwise_other, I::compare};
   case OpKind::where: return {kind, name, 3, 3, C::elementwise_other, I::where};
   case OpKind::cast: return {kind, name, 1, 1, C::elementwise_other, I::cast};
-  case OpKind::reduce_sum: case OpKind::reduce_mean: case OpKind::reduce_max: case OpKind::reduce_min:
-    return {kind, name, 1, 1, C::reduction, I::reduce};
+  case OpKind::reduce_sum:
+  case OpKind::reduce_mean:
+  case OpKind::reduce_max:
+  case OpKind::reduce_min: return {kind, name, 1, 1, C::reduction, I::reduce};
   case OpKind::argmax: return {kind, name, 1, 1, C::reduction, I::argmax};
-  case OpKind::softmax: case OpKind::log_softmax: return {kind, name, 1, 1, C::normalization, I::softmax};
+  case OpKind::softmax:
+  case OpKind::log_softmax: return {kind, name, 1, 1, C::normalization, I::softmax};
   case OpKind::layer_norm: return {kind, name, 1, 3, C::normalization, I::layer_norm};
   case OpKind::rms_norm: return {kind, name, 1, 2, C::normalization, I::layer_norm};
   case OpKind::batch_norm: return {kind, name, 3, 5, C::normalization, I::batch_norm};
   case OpKind::matmul: return {kind, name, 2, 2, C::linalg, I::matmul};
   case OpKind::conv2d: return {kind, name, 2, 3, C::nn, I::conv2d};
-  case OpKind::max_pool2d: case OpKind::avg_pool2d: return {kind, name, 1, 1, C::nn, I::pool2d};
+  case OpKind::max_pool2d:
+  case OpKind::avg_pool2d: return {kind, name, 1, 1, C::nn, I::pool2d};
   case OpKind::reshape: return {kind, name, 1, 1, C::shape, I::reshape};
   case OpKind::transpose: return {kind, name, 1, 1, C::shape, I::transpose};
   case OpKind::broadcast_to: return {kind, name, 1, 1, C::shape, I::broadcast_to};
@@ -84,8 +102,8 @@ std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands
   if (n < info.min_operands || (info.max_operands >= 0 && n > info.max_operands))
     throw Error(ErrorKind::shape, where + "takes " + std::to_string(info.min_operands) +
                                       (info.max_operands == info.min_operands ? ""
-                                       : info.max_operands < 0                 ? " or more"
-                                                                : " to " + std::to_string(info.max_operands)) +
+                                       : info.max_operands < 0                ? " or more"
+                                                               : " to " + std::to_string(info.max_operands)) +
                                       " operands, got " + std::to_string(n));
   if (kind == OpKind::custom) return infer_custom_op(operands, attrs, loc);
   if (!info.infer) throw Error(ErrorKind::internal, where + "has no shape inference");

@@ -45,8 +45,20 @@ namespace kiln::ir {
 //  buffer_store(buf, v) no results; buf is a buffer argument, v has its type
 //  call(args...)      {callee: string}: results are the callee's outputs
 //  custom(args...)    {op: string, ...}: an extension op; results from the extension's shape fn
-enum class OpClass { unary, binary, elementwise_other, reduction, normalization, linalg, nn, shape,
-                     creation, effect, call, custom };
+enum class OpClass {
+  unary,
+  binary,
+  elementwise_other,
+  reduction,
+  normalization,
+  linalg,
+  nn,
+  shape,
+  creation,
+  effect,
+  call,
+  custom
+};
 
 // Inference failures inside infer functions: the caller adds op name and source location.
 struct InferError : std::runtime_error {
@@ -61,7 +73,7 @@ struct OpInfo {
   int min_operands;
   int max_operands; // -1: any number
   OpClass cls;
-  InferFn infer;    // null for call and custom (they need the module / extension registry)
+  InferFn infer; // null for call and custom (they need the module / extension registry)
 };
 
 const OpInfo& op_info(OpKind kind);

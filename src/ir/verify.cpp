@@ -30,8 +30,8 @@ bool is_registered_custom(const Op& op) { return op.kind == OpKind::custom && cu
 
 } // namespace
 
-std::vector<ValueType> infer_call(const Module& module, const std::string& callee,
-                                  std::span<const ValueType> operands, const SourceLoc& loc) {
+std::vector<ValueType> infer_call(const Module& module, const std::string& callee, std::span<const ValueType> operands,
+                                  const SourceLoc& loc) {
   const Function* target = module.find(callee);
   std::string where = "func.call @" + callee + " at " + loc.to_string() + ": ";
   if (!target) throw Error(ErrorKind::shape, where + "no function named @" + callee);
@@ -79,12 +79,14 @@ void verify_function(const Module& module, const Function& fn) {
                                           type_to_string(fn.type_of(op.results[r])) + ", inferred " +
                                           type_to_string(expected[r]));
   }
-  for (ValueId v : fn.outputs) check_value(fn, v, fn.values.size(), "@" + fn.name + " return");
+  for (ValueId v : fn.outputs)
+    check_value(fn, v, fn.values.size(), "@" + fn.name + " return");
 }
 
 void verify_module(const Module& module) {
   if (module.functions.empty()) throw Error(ErrorKind::internal, "module @" + module.name + " has no functions");
-  for (const Function& fn : module.functions) verify_function(module, fn);
+  for (const Function& fn : module.functions)
+    verify_function(module, fn);
 }
 
 } // namespace kiln::ir

@@ -10,31 +10,32 @@ using ir::Attrs;
 using ir::OpKind;
 using trace::apply1;
 
-#define KILN_UNARY(name) \
+#define KILN_UNARY(name)                                                                                               \
   Tensor name(const Tensor& x, Loc loc) { return apply1(OpKind::name, {x}, {}, loc); }
-KILN_UNARY(neg) KILN_UNARY(abs) KILN_UNARY(exp) KILN_UNARY(log) KILN_UNARY(sqrt) KILN_UNARY(rsqrt)
-KILN_UNARY(tanh) KILN_UNARY(sigmoid) KILN_UNARY(relu) KILN_UNARY(silu) KILN_UNARY(erf)
-KILN_UNARY(sin) KILN_UNARY(cos)
+KILN_UNARY(neg)
+KILN_UNARY(abs) KILN_UNARY(exp) KILN_UNARY(log) KILN_UNARY(sqrt) KILN_UNARY(rsqrt) KILN_UNARY(tanh) KILN_UNARY(sigmoid)
+    KILN_UNARY(relu) KILN_UNARY(silu) KILN_UNARY(erf) KILN_UNARY(sin) KILN_UNARY(cos)
 #undef KILN_UNARY
 
-Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
+        Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
   return apply1(OpKind::gelu, {x}, {{"approximate", Attr::of_string(approximate)}}, loc);
 }
 
-#define KILN_BINARY(name, kind) \
+#define KILN_BINARY(name, kind)                                                                                        \
   Tensor name(const Tensor& a, const Tensor& b, Loc loc) { return apply1(OpKind::kind, {a, b}, {}, loc); }
-KILN_BINARY(add, add) KILN_BINARY(sub, sub) KILN_BINARY(mul, mul) KILN_BINARY(div, div) KILN_BINARY(pow, pow)
-KILN_BINARY(maximum, maximum) KILN_BINARY(minimum, minimum)
+KILN_BINARY(add, add)
+KILN_BINARY(sub, sub) KILN_BINARY(mul, mul) KILN_BINARY(div, div) KILN_BINARY(pow, pow) KILN_BINARY(maximum, maximum)
+    KILN_BINARY(minimum, minimum)
 #undef KILN_BINARY
 
-#define KILN_COMPARE(name) \
-  Tensor name(const Tensor& a, const Tensor& b, Loc loc) { \
-    return apply1(OpKind::compare, {a, b}, {{"predicate", Attr::of_string(#name)}}, loc); \
+#define KILN_COMPARE(name)                                                                                             \
+  Tensor name(const Tensor& a, const Tensor& b, Loc loc) {                                                             \
+    return apply1(OpKind::compare, {a, b}, {{"predicate", Attr::of_string(#name)}}, loc);                              \
   }
-KILN_COMPARE(eq) KILN_COMPARE(ne) KILN_COMPARE(lt) KILN_COMPARE(le) KILN_COMPARE(gt) KILN_COMPARE(ge)
+        KILN_COMPARE(eq) KILN_COMPARE(ne) KILN_COMPARE(lt) KILN_COMPARE(le) KILN_COMPARE(gt) KILN_COMPARE(ge)
 #undef KILN_COMPARE
 
-Tensor scalar(double value, DType dtype, Loc loc) {
+            Tensor scalar(double value, DType dtype, Loc loc) {
   // A captured concrete 0-d tensor: eager here, an embedded constant once mixed into a graph.
   (void)loc;
   return Tensor::full({}, value, dtype);
@@ -92,14 +93,14 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
                 {{"axis", Attr::of_int(axis)}, {"eps", Attr::of_float(eps)}}, loc);
 }
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps, int64_t axis, Loc loc) {
-  return apply1(OpKind::rms_norm, defined_only({x, weight}), {{"axis", Attr::of_int(axis)}, {"eps", Attr::of_float(eps)}},
-                loc);
+  return apply1(OpKind::rms_norm, defined_only({x, weight}),
+                {{"axis", Attr::of_int(axis)}, {"eps", Attr::of_float(eps)}}, loc);
 }
 Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias,
                   double eps, Loc loc) {
   if (weight.defined() != bias.defined())
-    throw Error(ErrorKind::spec, "batch_norm at " + trace::to_source_loc(loc).to_string() +
-                                     ": weight and bias come together");
+    throw Error(ErrorKind::spec,
+                "batch_norm at " + trace::to_source_loc(loc).to_string() + ": weight and bias come together");
   return apply1(OpKind::batch_norm, defined_only({x, mean, var, weight, bias}), {{"eps", Attr::of_float(eps)}}, loc);
 }
 
@@ -112,13 +113,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Loc loc
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o, Loc loc) {
   return apply1(OpKind::conv2d, defined_only({x, weight, bias}),
-                {{"stride", Attr::of_ints(o.stride)}, {"padding", Attr::of_ints(o.padding)},
-                 {"dilation", Attr::of_ints(o.dilation)}, {"groups", Attr::of_int(o.groups)}},
+                {{"stride", Attr::of_ints(o.stride)},
+                 {"padding", Attr::of_ints(o.padding)},
+                 {"dilation", Attr::of_ints(o.dilation)},
+                 {"groups", Attr::of_int(o.groups)}},
                 loc);
 }
 
 static Attrs pool_attrs(const Pool2dOptions& o) {
-  return {{"kernel", Attr::of_ints(o.kernel)}, {"stride", Attr::of_ints(o.stride.empty() ? o.kernel : o.stride)},
+  return {{"kernel", Attr::of_ints(o.kernel)},
+          {"stride", Attr::of_ints(o.stride.empty() ? o.kernel : o.stride)},
           {"padding", Attr::of_ints(o.padding)}};
 }
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& o, Loc loc) {
@@ -148,7 +152,8 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& perm, Loc loc) {
 Tensor transpose(const Tensor& x, int64_t a, int64_t b, Loc loc) {
   int64_t rank = x.rank();
   std::vector<int64_t> perm(static_cast<size_t>(rank));
-  for (int64_t i = 0; i < rank; ++i) perm[size_t(i)] = i;
+  for (int64_t i = 0; i < rank; ++i)
+    perm[size_t(i)] = i;
   auto norm = [&](int64_t axis) {
     if (axis < -rank || axis >= rank)
       throw Error(ErrorKind::shape, "kiln.transpose at " + trace::to_source_loc(loc).to_string() + ": axis " +
@@ -175,7 +180,8 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t 
   int64_t rank = x.rank();
   std::string where = "kiln.slice at " + trace::to_source_loc(loc).to_string() + ": ";
   if (axis < -rank || axis >= rank)
-    throw Error(ErrorKind::shape, where + "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    throw Error(ErrorKind::shape,
+                where + "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   size_t a = size_t(axis < 0 ? axis + rank : axis);
   std::vector<int64_t> starts(size_t(rank), 0), ends(size_t(rank), INT64_MAX), steps(size_t(rank), 1);
   const Dim& d = x.shape()[a];
@@ -192,7 +198,8 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t 
   for (size_t i = 0; i < size_t(rank); ++i)
     if (i != a && x.shape()[i].is_static()) ends[i] = x.shape()[i].size();
   return apply1(OpKind::slice, {x},
-                {{"starts", Attr::of_ints(starts)}, {"ends", Attr::of_ints(ends)}, {"steps", Attr::of_ints(steps)}}, loc);
+                {{"starts", Attr::of_ints(starts)}, {"ends", Attr::of_ints(ends)}, {"steps", Attr::of_ints(steps)}},
+                loc);
 }
 
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc) {
@@ -244,12 +251,15 @@ Tensor constant_external(const std::string& name, const TensorLayout& layout, Lo
 
 Tensor full(const Shape& shape, double value, DType dtype, Loc loc) {
   return apply1(OpKind::full, {},
-                {{"shape", Attr::of_shape(shape)}, {"value", Attr::of_float(value)}, {"dtype", Attr::of_dtype(dtype)}}, loc);
+                {{"shape", Attr::of_shape(shape)}, {"value", Attr::of_float(value)}, {"dtype", Attr::of_dtype(dtype)}},
+                loc);
 }
 
 Tensor arange(double start, double stop, double step, DType dtype, Loc loc) {
   return apply1(OpKind::arange, {},
-                {{"start", Attr::of_float(start)}, {"stop", Attr::of_float(stop)}, {"step", Attr::of_float(step)},
+                {{"start", Attr::of_float(start)},
+                 {"stop", Attr::of_float(stop)},
+                 {"step", Attr::of_float(step)},
                  {"dtype", Attr::of_dtype(dtype)}},
                 loc);
 }
@@ -278,9 +288,9 @@ std::vector<Tensor> custom(const std::string& name, const std::vector<Tensor>& i
 
 namespace kiln {
 
-#define KILN_OPERATOR(op, fn) \
-  Tensor operator op(LocatedTensor a, const Tensor& b) { return F::fn(a.tensor, b, a.loc); } \
-  Tensor operator op(LocatedTensor a, double b) { return F::fn(a.tensor, F::scalar(b, a.tensor.dtype()), a.loc); } \
+#define KILN_OPERATOR(op, fn)                                                                                          \
+  Tensor operator op(LocatedTensor a, const Tensor& b) { return F::fn(a.tensor, b, a.loc); }                           \
+  Tensor operator op(LocatedTensor a, double b) { return F::fn(a.tensor, F::scalar(b, a.tensor.dtype()), a.loc); }     \
   Tensor operator op(double a, LocatedTensor b) { return F::fn(F::scalar(a, b.tensor.dtype()), b.tensor, b.loc); }
 KILN_OPERATOR(+, add)
 KILN_OPERATOR(-, sub)

@@ -26,9 +26,7 @@ TraceSession::TraceSession(const StageOptions& options, const std::string& defau
   state_->scope = std::make_unique<trace::BuilderScope>(state_->entry);
 }
 
-TraceSession::~TraceSession() {
-  state_->entry->finish();
-}
+TraceSession::~TraceSession() { state_->entry->finish(); }
 
 std::vector<Tensor> TraceSession::add_inputs(const TreeLeaves& leaves) {
   std::vector<Tensor> args;
@@ -52,7 +50,8 @@ std::shared_ptr<const ir::Module> TraceSession::finish(const std::vector<Tensor>
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tensor out = outputs[i];
     if (!out.defined()) throw Error(ErrorKind::spec, "output " + std::to_string(i) + " is an undefined Tensor");
-    if (out.is_concrete()) out = F::constant(out);
+    if (out.is_concrete())
+      out = F::constant(out);
     else if (out.impl()->builder != state_->entry)
       throw Error(ErrorKind::spec, "output " + std::to_string(i) + " belongs to another graph");
     fn.outputs.push_back(out.impl()->value);
