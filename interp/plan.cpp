@@ -1,5 +1,6 @@
 #include "interp/plan.hpp"
 #include "interp/kernels/kernel_support.hpp"
+#include "interp/packed_matmul.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/side_effects.hpp"
 #include <algorithm>
@@ -201,6 +202,12 @@ void ExecutionPlan::plan_steps(const StepRunners* runners) {
       }
       if (!op.results.empty() && values_[op.results[0]].storage == Storage::alias) {
         step.kind = StepKind::alias;
+        break;
+      }
+      if (auto packed = make_packed_matmul(*graph_, op, values_)) {
+        step.kind = StepKind::runner;
+        step.runner = packed.get();
+        own_runners_.push_back(std::move(packed));
         break;
       }
       step.kind = StepKind::kernel;

@@ -55,7 +55,7 @@ enum class StepKind : uint8_t {
   bind,         // constant / constant_external: the value is bound, nothing runs
   alias,        // reshape-like op whose result aliases its input: nothing runs
   buffer_store, // copy operand 1 into operand 0's memory (the caller's buffer)
-  runner,       // call `runner` (a custom op: JIT code, an oneDNN primitive)
+  runner,       // call `runner` (a custom op: JIT code, an oneDNN primitive; a matmul over packed weights)
 };
 
 struct PlanStep {
@@ -114,6 +114,7 @@ private:
   std::vector<ir::ValueId> view_values_;
   std::vector<OutputSlot> outputs_;
   std::vector<ir::ValueId> aliases_;
+  std::vector<std::shared_ptr<const StepRunner>> own_runners_; // runners the plan chose (packed matmuls)
   size_t arena_bytes_ = 0;
 };
 

@@ -1,6 +1,8 @@
 #include "interp/executor.hpp"
+#include "interp/kernels/cpu_features.hpp"
 #include "interp/plan.hpp"
 #include "ir/ops.hpp"
+#include "kiln_config.h"
 #include "runtime/executable.hpp"
 #include <cmath>
 #include <doctest/doctest.h>
@@ -71,6 +73,9 @@ std::vector<float> map(const std::vector<float>& a, float (*fn)(float)) {
     out[i] = fn(a[i]);
   return out;
 }
+
+// Whether matmuls by bound weights run the packed AVX2 GEMM here (interp/packed_matmul.hpp).
+bool packs_weights() { return KILN_HAS_AVX2_KERNELS && interp::cpu_has_avx2_fma(); }
 
 // Blocks that are live at the same op must not share a byte.
 void check_no_conflicts(std::span<const interp::LiveInterval> intervals, const interp::ArenaLayout& layout) {
@@ -488,7 +493,7 @@ TEST_CASE("ops over weights only run once when the plan is built, not on every c
   REQUIRE(steps.size() == 3);
   CHECK(steps[1].op->kind == OpKind::transpose);
   CHECK(steps[1].kind == interp::StepKind::bind);
-  CHECK(steps[2].kind == interp::StepKind::kernel);
+  CHECK(steps[2].kind == (packs_weights() ? interp::StepKind::runner : interp::StepKind::kernel));
 
   runtime::OpHooks hooks;
   std::vector<float> transposed;
@@ -515,4 +520,126 @@ TEST_CASE("an op over constants whose result is far larger than its inputs still
   CHECK(exe.plan().steps()[1].kind == interp::StepKind::kernel); // 256 KiB from 4 bytes: not held
   std::vector<Tensor> out = exe.run(std::vector<Tensor>{Tensor::zeros({256, 256})}, {});
   CHECK(values_of(out.at(0)) == std::vector<float>(256 * 256, 1.0f));
+}
+
+namespace {
+
+Tensor random_normal(const std::vector<int64_t>& dims, std::mt19937& rng) {
+  Tensor t = Tensor::empty(dims);
+  std::normal_distribution<float> normal;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = normal(rng);
+  return t;
+}
+
+// x [rows, k] times w, where w is [k, n], or [n, k] read transposed: a double-precision loop, and
+// for each result the sum of |x||w| its rounding error is proportional to.
+struct NaiveProduct {
+  std::vector<double> values, magnitudes;
+};
+
+NaiveProduct naive_matmul(const Tensor& x, const Tensor& w, int64_t k, int64_t n, bool w_transposed) {
+  const int64_t rows = x.numel() / k;
+  NaiveProduct product{std::vector<double>(size_t(rows * n)), std::vector<double>(size_t(rows * n))};
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) {
+        const double term =
+            double(x.data<float>()[r * k + p]) * double(w.data<float>()[w_transposed ? j * k + p : p * n + j]);
+        product.values[size_t(r * n + j)] += term;
+        product.magnitudes[size_t(r * n + j)] += std::fabs(term);
+      }
+  return product;
+}
+
+// out = x @ w (w [k, n]) or x @ transpose(w) (w [n, k], what F::linear stages), w a bound weight.
+std::unique_ptr<InterpreterExecutable> weight_matmul(const std::vector<int64_t>& x_dims, const Tensor& w,
+                                                     bool transposed) {
+  GraphBuilder g;
+  ValueId x = g.arg(x_dims);
+  ValueId b = g.weight("w", w.dims());
+  if (transposed) b = g.op(OpKind::transpose, {b}, {{"perm", ir::Attr::of_ints({1, 0})}});
+  g.fn->outputs = {g.op(OpKind::matmul, {x, b})};
+  return std::make_unique<InterpreterExecutable>(g.fn, runtime::WeightMap{{"w", w}});
+}
+
+} // namespace
+
+TEST_CASE("a matmul by a bound weight agrees with a naive loop at odd sizes, packed or not") {
+  std::mt19937 rng(7);
+  struct Case {
+    std::vector<int64_t> x_dims;
+    int64_t n;
+  };
+  // Rows 1..97 (96 and up split rows across threads, fewer split column panels), k across the
+  // 256-deep passes, n across the 16-wide panels; a 3-D x multiplies as one [rows, k] matrix.
+  const std::vector<Case> cases = {{{1, 1}, 1},      {{1, 7}, 15},      {{7, 17}, 16},    {{6, 256}, 17},
+                                   {{17, 257}, 33},  {{2, 5, 300}, 7},  {{97, 64}, 1023}, {{1, 1023}, 1023},
+                                   {{12, 513}, 130}, {{100, 1000}, 64}, {{3, 7, 16}, 1}};
+  for (const Case& c : cases)
+    for (bool transposed : {false, true}) {
+      const int64_t k = c.x_dims.back();
+      const Tensor w = random_normal(transposed ? std::vector<int64_t>{c.n, k} : std::vector<int64_t>{k, c.n}, rng);
+      const Tensor x = random_normal(c.x_dims, rng);
+      INFO("x " << shape_to_string(shape_from_dims(c.x_dims)) << ", n " << c.n << (transposed ? ", transposed" : ""));
+      auto exe = weight_matmul(c.x_dims, w, transposed);
+      CHECK(exe->plan().steps().back().kind == (packs_weights() ? interp::StepKind::runner : interp::StepKind::kernel));
+      const Tensor out = exe->run(std::vector<Tensor>{x}, {}).at(0);
+      const NaiveProduct want = naive_matmul(x, w, k, c.n, transposed);
+      REQUIRE(out.numel() == int64_t(want.values.size()));
+      // f32 accumulation in any order: within a few ulps of the sum of the terms' magnitudes.
+      int bad = 0;
+      for (size_t i = 0; i < want.values.size(); ++i)
+        bad += std::fabs(double(out.data<float>()[i]) - want.values[i]) > 1e-6 * want.magnitudes[i] + 1e-30;
+      CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("a packed matmul propagates NaN and infinity to its own row only, and multiplies zeros to zero") {
+  std::mt19937 rng(11);
+  const Tensor w = random_normal({17, 40}, rng); // [n, k] read transposed: the last panel is 1 column wide
+  Tensor x = random_normal({7, 40}, rng);
+  float* xs = x.data<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  xs[1 * 40 + 3] = std::numeric_limits<float>::quiet_NaN();
+  std::fill(xs + 2 * 40, xs + 3 * 40, 0.0f);
+  std::fill(xs + 4 * 40, xs + 5 * 40, 0.0f);
+  xs[4 * 40 + 5] = inf;
+  xs[6 * 40 + 0] = -1e30f;
+  auto exe = weight_matmul({7, 40}, w, true);
+  const Tensor out = exe->run(std::vector<Tensor>{x}, {}).at(0);
+  const float* ys = out.data<float>();
+  for (int64_t j = 0; j < 17; ++j) {
+    INFO("column " << j);
+    CHECK(std::isnan(ys[1 * 17 + j]));
+    CHECK(ys[2 * 17 + j] == 0.0f);
+    const float w_j5 = w.data<float>()[j * 40 + 5];
+    CHECK(ys[4 * 17 + j] == (w_j5 > 0 ? inf : -inf)); // inf times w, plus zeros
+    CHECK(std::isfinite(ys[0 * 17 + j]));
+    CHECK(std::isfinite(ys[3 * 17 + j]));
+    CHECK(std::isfinite(ys[5 * 17 + j]));
+    CHECK(std::fabs(ys[6 * 17 + j]) > 1e26f); // -1e30 times w dominates the row's sum
+  }
+}
+
+TEST_CASE("plans over one weight at different batch sizes each compute their own product") {
+  // The packed copy of w is shared while any plan holds it; dropping one plan must not affect
+  // the other, and a plan built after both are gone packs w again.
+  std::mt19937 rng(3);
+  const Tensor w = random_normal({64, 48}, rng);
+  auto check_plan = [&](InterpreterExecutable& exe, int64_t rows) {
+    const Tensor x = random_normal({rows, 48}, rng);
+    const Tensor out = exe.run(std::vector<Tensor>{x}, {}).at(0);
+    const NaiveProduct want = naive_matmul(x, w, 48, 64, true);
+    for (size_t i = 0; i < want.values.size(); ++i)
+      REQUIRE(std::fabs(double(out.data<float>()[i]) - want.values[i]) <= 1e-6 * want.magnitudes[i] + 1e-30);
+  };
+  auto small = weight_matmul({1, 48}, w, true);
+  auto large = weight_matmul({33, 48}, w, true);
+  check_plan(*small, 1);
+  small.reset();
+  check_plan(*large, 33);
+  large.reset();
+  auto again = weight_matmul({5, 48}, w, true);
+  check_plan(*again, 5);
 }

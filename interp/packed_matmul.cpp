@@ -1,0 +1,149 @@
+#include "interp/packed_matmul.hpp"
+#include "interp/kernels/cpu_features.hpp"
+#include "interp/kernels/kernel_support.hpp"
+#include "interp/kernels/packed_gemm.hpp"
+#include "kiln_config.h"
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+namespace kiln::interp {
+
+#if KILN_HAS_AVX2_KERNELS
+namespace {
+
+// B (k x n) in the panel layout of packed_gemm.hpp, packed from `source`: B itself, or the [n, k]
+// weight B is the transpose of. Holding `source` keeps its address from being reused by another
+// tensor while this copy lives, which makes the address a safe cache key.
+class PackedB {
+public:
+  PackedB(Tensor source, int64_t k, int64_t n, bool transposed)
+      : source_(std::move(source)), packed_(Tensor::empty({packed_b_floats(k, n)}, DType::f32)) {
+    const float* b = source_.data<float>();
+    float* packed = packed_.data<float>();
+    parallel_for(packed_panels(n), worth_parallel(k * n), [&](int64_t panel) {
+      const int64_t col = panel * kPackedPanelWidth, width = std::min(kPackedPanelWidth, n - col);
+      float* dst = packed + panel * k * kPackedPanelWidth;
+      std::fill(dst, dst + k * kPackedPanelWidth, 0.0f);
+      for (int64_t j = 0; j < width; ++j)
+        for (int64_t p = 0; p < k; ++p)
+          dst[p * kPackedPanelWidth + j] = transposed ? b[(col + j) * k + p] : b[p * n + col + j];
+    });
+  }
+  const float* data() const { return packed_.data<float>(); }
+
+private:
+  Tensor source_;
+  Tensor packed_;
+};
+
+// One packed copy per weight, shared by every plan that multiplies by it (each batch size and each
+// tier builds its own plan), alive while any of them is.
+std::shared_ptr<const PackedB> shared_packed_b(const Tensor& source, int64_t k, int64_t n, bool transposed) {
+  using Key = std::tuple<const void*, int64_t, int64_t, bool>;
+  static std::mutex mutex;
+  static std::map<Key, std::weak_ptr<const PackedB>> cache;
+  std::lock_guard lock(mutex);
+  std::erase_if(cache, [](const auto& entry) { return entry.second.expired(); });
+  std::weak_ptr<const PackedB>& slot = cache[Key{source.raw_data(), k, n, transposed}];
+  if (auto live = slot.lock()) return live;
+  auto packed = std::make_shared<const PackedB>(source, k, n, transposed);
+  slot = packed;
+  return packed;
+}
+
+class PackedMatmul final : public StepRunner {
+public:
+  PackedMatmul(std::shared_ptr<const PackedB> b, int64_t k, int64_t n) : b_(std::move(b)), k_(k), n_(n) {}
+
+  void run(std::span<const View> inputs, std::span<const View> outputs) const override {
+    const int64_t rows = inputs[0].numel() / k_;
+    if (rows == 0 || n_ == 0) return;
+    run_split(PackedGemmF32{.a = inputs[0].as<const float>(),
+                            .lda = k_,
+                            .packed_b = b_->data(),
+                            .c = outputs[0].as<float>(),
+                            .ldc = n_,
+                            .k = k_,
+                            .n = n_,
+                            .row_begin = 0,
+                            .row_end = rows,
+                            .panel_begin = 0,
+                            .panel_end = packed_panels(n_)});
+  }
+
+private:
+  // Threads take rows (in multiples of the tile height) when there are many: each then packs only
+  // its own rows of a. Few rows (small batches) split by panels, so each thread streams half of B.
+  static void run_split(const PackedGemmF32& gemm) {
+    const int64_t threads = worth_parallel(gemm.row_end * gemm.n * gemm.k) ? num_threads() : 1;
+    const int64_t panels = gemm.panel_end, rows = gemm.row_end;
+    const bool by_panels = rows < 96 && panels >= threads;
+    const int64_t extent = by_panels ? panels : rows, align = by_panels ? 1 : 6;
+    const int64_t blocks = std::min(threads, extent);
+    if (blocks <= 1) return detail::packed_gemm_f32_avx2(gemm);
+    const int64_t step = ((extent + blocks - 1) / blocks + align - 1) / align * align;
+    parallel_for(blocks, true, [&](int64_t block) {
+      PackedGemmF32 part = gemm;
+      const int64_t begin = std::min(extent, block * step), end = std::min(extent, begin + step);
+      if (begin >= end) return;
+      (by_panels ? part.panel_begin : part.row_begin) = begin;
+      (by_panels ? part.panel_end : part.row_end) = end;
+      detail::packed_gemm_f32_avx2(part);
+    });
+  }
+
+  std::shared_ptr<const PackedB> b_;
+  int64_t k_, n_;
+};
+
+bool packing_disabled() {
+  static const bool disabled = [] {
+    const char* env = std::getenv("KILN_PACK_WEIGHTS");
+    return env && std::string(env) == "0";
+  }();
+  return disabled;
+}
+
+// The bound weight B is the transpose of (F::linear stages x @ transpose(W)), else B itself.
+std::pair<const Tensor*, bool> pack_source(const ir::Function& fn, ir::ValueId b,
+                                           const std::vector<ValuePlan>& values) {
+  const int32_t def = fn.values[b].def_op;
+  if (def != ir::kNoOp && values[b].dims.size() == 2) {
+    const ir::Op& op = fn.ops[size_t(def)];
+    if (op.kind == ir::OpKind::transpose && op.attrs.get_ints("perm") == std::vector<int64_t>{1, 0} &&
+        values[op.operands[0]].storage == Storage::bound && values[op.operands[0]].dtype == DType::f32)
+      return {&values[op.operands[0]].bound, true};
+  }
+  return {&values[b].bound, false};
+}
+
+} // namespace
+
+std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
+                                                     const std::vector<ValuePlan>& values) {
+  if (!cpu_has_avx2_fma() || packing_disabled()) return nullptr;
+  if (op.kind != ir::OpKind::matmul || op.operands.size() != 2) return nullptr;
+  const ValuePlan &a = values[op.operands[0]], &b = values[op.operands[1]], &out = values[op.results.at(0)];
+  if (a.dtype != DType::f32 || b.dtype != DType::f32 || out.dtype != DType::f32 || b.storage != Storage::bound ||
+      a.dims.size() < 2 || b.dims.size() < 2)
+    return nullptr;
+  const int64_t k = b.dims[b.dims.size() - 2], n = b.dims.back();
+  // One B for every batch of a (B's batch dims all 1) and agreeing shapes; anything else keeps the
+  // kernel, which reports a mismatch.
+  if (product(std::span(b.dims).first(b.dims.size() - 2)) != 1 || a.dims.back() != k || k == 0 ||
+      out.dims.back() != n || numel_of(out.dims) != numel_of(a.dims) / k * n)
+    return nullptr;
+  const auto [source, transposed] = pack_source(fn, op.operands[1], values);
+  return std::make_shared<PackedMatmul>(shared_packed_b(*source, k, n, transposed), k, n);
+}
+#else
+std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function&, const ir::Op&,
+                                                     const std::vector<ValuePlan>&) {
+  return nullptr; // the Eigen kernel runs
+}
+#endif
+
+} // namespace kiln::interp
