@@ -34,10 +34,44 @@ std::vector<AxisGroup> axis_groups(const ir::Op& op, std::span<const int64_t> di
   return groups;
 }
 
+// Lanes of a row reduction: independent accumulators the compiler keeps in vector registers,
+// instead of one chain that waits on each add (a global pool of a [8, 64, 32, 32] tensor took
+// 0.9 ms that way).
+inline constexpr int64_t kRowLanes = 8;
+
+// out[o] = combine over m of load(o * middle + m): the trailing axes reduced (inner == 1).
+template <class Acc, class Load, class Combine>
+void reduce_rows(int64_t outer, int64_t middle, Load load, Combine combine, Acc* out) {
+  parallel_for(outer, worth_parallel(outer * middle), [&](int64_t o) {
+    const int64_t base = o * middle;
+    if (middle < kRowLanes) {
+      Acc acc = load(base);
+      for (int64_t m = 1; m < middle; ++m)
+        acc = combine(acc, load(base + m));
+      out[o] = acc;
+      return;
+    }
+    std::array<Acc, kRowLanes> lanes;
+    for (int64_t j = 0; j < kRowLanes; ++j)
+      lanes[size_t(j)] = load(base + j);
+    int64_t m = kRowLanes;
+    for (; m + kRowLanes <= middle; m += kRowLanes)
+      for (int64_t j = 0; j < kRowLanes; ++j)
+        lanes[size_t(j)] = combine(lanes[size_t(j)], load(base + m + j));
+    for (; m < middle; ++m)
+      lanes[0] = combine(lanes[0], load(base + m));
+    Acc acc = lanes[0];
+    for (int64_t j = 1; j < kRowLanes; ++j)
+      acc = combine(acc, lanes[size_t(j)]);
+    out[o] = acc;
+  });
+}
+
 // One pass over data viewed as [outer, middle, inner]: out[o, i] = combine over m of load(o, m, i).
 // Walks `inner` contiguously, so reducing leading and trailing axes both stream through memory.
 template <class Acc, class Load, class Combine>
 void reduce_middle(int64_t outer, int64_t middle, int64_t inner, Load load, Combine combine, Acc* out) {
+  if (inner == 1) return reduce_rows(outer, middle, load, combine, out);
   const int64_t block = std::min(inner, kChunk), blocks = (inner + block - 1) / block;
   parallel_for(outer * blocks, worth_parallel(outer * middle * inner), [&](int64_t task) {
     const int64_t o = task / blocks, begin = (task % blocks) * block, end = std::min(inner, begin + block);
