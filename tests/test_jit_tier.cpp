@@ -198,6 +198,91 @@ TEST_CASE("conv2d with a constant weight absorbs its bias and the following relu
   check_agreement(run_both_tiers(conv, weights, Tensor::randn({2, 3, 10, 10}, 83)), "dnnl.conv2d", 2);
 }
 
+namespace {
+
+Tensor conv_layer(const Tensor& x, const std::string& name, int64_t in, int64_t out, int64_t stride) {
+  Tensor w = F::constant_external(name + ".weight", TensorLayout(DType::f32, {out, in, 3, 3}));
+  Tensor b = F::constant_external(name + ".bias", TensorLayout(DType::f32, {out}));
+  return F::conv2d(x, w, b, {.stride = {stride, stride}, .padding = {1, 1}});
+}
+
+// Normal weights over sqrt(fan in), as PyTorch initialises them, so activations stay near 1
+// through the stack instead of growing until sums cancel beyond the tolerance.
+Tensor conv_weight(std::vector<int64_t> dims, uint64_t seed) {
+  Tensor w = Tensor::randn(dims, seed);
+  const float scale = 1.0f / std::sqrt(float(dims[1] * dims[2] * dims[3]));
+  for (int64_t i = 0; i < w.numel(); ++i)
+    w.data<float>()[i] *= scale;
+  return w;
+}
+
+std::map<std::string, Tensor> conv_stack_weights() {
+  return {{"c1.weight", conv_weight({8, 3, 3, 3}, 91)},   {"c1.bias", Tensor::randn({8}, 92)},
+          {"c2.weight", conv_weight({16, 8, 3, 3}, 93)},  {"c2.bias", Tensor::randn({16}, 94)},
+          {"c3.weight", conv_weight({16, 16, 3, 3}, 95)}, {"c3.bias", Tensor::randn({16}, 96)}};
+}
+
+// Signed zeros, large and tiny values in the input (larger ones would make sums cancel beyond the
+// tolerance). No NaN or infinity: a relu fused into oneDNN maps
+// NaN to 0 (see the test below), and infinities of both signs meeting in a window make one.
+Tensor with_finite_edge_values(Tensor x) {
+  const std::vector<float> edges{0.0f, -0.0f, 100.0f, -100.0f, 1e-30f};
+  for (size_t i = 0; i < edges.size(); ++i)
+    x.data<float>()[i * 97] = edges[i];
+  return x;
+}
+
+} // namespace
+
+TEST_CASE("consecutive convolutions hand each other blocked activations and match the interpreter") {
+  // conv relu -> conv (stride 2) relu -> conv + residual: one chain; odd spatial sizes (17 -> 9).
+  auto stack = [](Tensor x, Tensor residual) {
+    Tensor h = F::relu(conv_layer(x, "c1", 3, 8, 1));
+    h = F::relu(conv_layer(h, "c2", 8, 16, 2));
+    return conv_layer(h, "c3", 16, 16, 1) + residual;
+  };
+  const Tensor x = with_finite_edge_values(Tensor::randn({2, 3, 17, 17}, 97));
+  const Tensor residual = Tensor::randn({2, 16, 9, 9}, 98);
+  auto jit_session = session_in(JitMode::always);
+  auto on_jit =
+      compile(stack, {.weights = conv_stack_weights(), .session = jit_session})(x.layout(), residual.layout());
+  auto on_interp = compile(stack, {.weights = conv_stack_weights(), .session = session_in(JitMode::off)})(
+      x.layout(), residual.layout());
+  const Tensor want = on_interp(x, residual);
+  CHECK(count_mismatches(want, on_jit(x, residual)) == 0);
+  const std::vector<SignatureStats> stats = jit_session->stats();
+  REQUIRE(stats.size() == 1);
+  CHECK(stats[0].tier == "jit");
+  CHECK(stats[0].ops_per_lowering.at("dnnl.conv2d") == 6); // three convolutions, two relus, the add
+  // Chained, the first two results never reach the arena (the first alone is 2*8*17*17 floats).
+  CHECK(stats[0].arena_bytes < size_t(2 * 8 * 17 * 17 * 4));
+}
+
+TEST_CASE("a convolution result read twice is not chained and both readers see it in NCHW") {
+  auto branches = [](Tensor x) {
+    Tensor h = F::relu(conv_layer(x, "c1", 3, 8, 1));
+    return F::sigmoid(conv_layer(h, "c2", 8, 16, 2)) * F::mean(h, {1, 2, 3}, true);
+  };
+  check_agreement(
+      run_both_tiers(branches, conv_stack_weights(), with_finite_edge_values(Tensor::randn({1, 3, 11, 11}, 99))),
+      "dnnl.conv2d", 4); // both convolutions, the relu and the sigmoid
+}
+
+TEST_CASE("a NaN reaching a relu fused into a convolution becomes 0 on the JIT tier, as in ONNX Runtime") {
+  // oneDNN's relu post-op is max(x, 0), which returns 0 for NaN (ONNX Runtime's MLAS does the
+  // same); the interpreter's relu keeps NaN, as PyTorch does. This pins the one known difference.
+  auto conv_relu = [](Tensor x) { return F::relu(conv_layer(x, "c1", 3, 8, 1)); };
+  Tensor x = Tensor::randn({1, 3, 5, 5}, 100);
+  x.data<float>()[12] = std::nanf(""); // the centre pixel of channel 0: every output reads it
+  const TierComparison both = run_both_tiers(conv_relu, conv_stack_weights(), x);
+  CHECK(both.jit_tier == "jit");
+  for (int64_t c = 0; c < 8; ++c) {
+    const int64_t centre = c * 25 + 12;
+    CHECK(std::isnan(both.interp.data<float>()[centre]));
+    CHECK(both.jit.data<float>()[centre] == 0.0f);
+  }
+}
+
 TEST_CASE("attention reads the transposed keys as a transposed B without running the transpose") {
   auto attention = [](Tensor q, Tensor k, Tensor v) {
     return F::matmul(F::softmax(F::matmul(q, F::transpose(k, -1, -2)) * 0.35, -1), v);

@@ -157,12 +157,13 @@ void Conv2dPrimitive::execute(const Conv2dArgs& args) const {
   require_buffer(args.input, "Conv2dPrimitive::execute", "the input");
   require_buffer(args.out, "Conv2dPrimitive::execute", "the result");
   const void* input = args.input;
-  if (impl.input_to_blocked) {
+  if (impl.input_to_blocked && !args.input_in_own_layout) {
     void* blocked = thread_buffer(ThreadBuffer::input, impl.input_desc.get_size());
     reorder(*impl.input_to_blocked, bind(impl.plain_input, args.input), bind(impl.input_desc, blocked));
     input = blocked;
   }
-  void* out = impl.out_to_plain ? thread_buffer(ThreadBuffer::output, impl.out_desc.get_size()) : args.out;
+  const bool reorder_out = impl.out_to_plain && !args.output_in_own_layout;
+  void* out = reorder_out ? thread_buffer(ThreadBuffer::output, impl.out_desc.get_size()) : args.out;
   ArgMap bound;
   bound[DNNL_ARG_SRC] = bind(impl.input_desc, input);
   if (impl.constant_weight) {
@@ -178,8 +179,14 @@ void Conv2dPrimitive::execute(const Conv2dArgs& args) const {
   bound[DNNL_ARG_DST] = bind(impl.out_desc, out);
   bind_residuals(impl.params.post_ops, impl.out_dims, args.residuals, bound);
   run(impl.primitive, impl.pd, bound);
-  if (impl.out_to_plain) reorder(*impl.out_to_plain, bind(impl.out_desc, out), bind(impl.plain_out, args.out));
+  if (reorder_out) reorder(*impl.out_to_plain, bind(impl.out_desc, out), bind(impl.plain_out, args.out));
 }
+
+bool Conv2dPrimitive::reads_layout_of(const Conv2dPrimitive& previous) const {
+  return impl_->input_desc == previous.impl_->out_desc;
+}
+
+size_t Conv2dPrimitive::output_bytes() const { return impl_->out_desc.get_size(); }
 
 const std::vector<int64_t>& Conv2dPrimitive::output_dims() const { return impl_->out_dims; }
 

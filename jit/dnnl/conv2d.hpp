@@ -35,10 +35,15 @@ struct Conv2dArgs {
   const float* bias = nullptr;               // [O], when has_bias
   std::span<const float* const> residuals{}; // one per add_residual post-op, result dims
   float* out = nullptr;
+  // A chain of convolutions passes activations in the layout each prefers (nChw8c on AVX2)
+  // instead of reordering to NCHW and back between them: input is the previous convolution's
+  // output left in its layout (see reads_layout_of), and out receives output_bytes() in this one's.
+  bool input_in_own_layout = false;
+  bool output_in_own_layout = false;
 };
 
-// A oneDNN convolution created once; input and result stay plain NCHW. execute only binds pointers
-// and may run on several threads at once.
+// A oneDNN convolution created once; input and result are plain NCHW unless a chain says otherwise
+// (Conv2dArgs). execute only binds pointers and may run on several threads at once.
 class Conv2dPrimitive {
 public:
   // nullopt when the params can be lowered, else why not.
@@ -55,6 +60,10 @@ public:
   void execute(const Conv2dArgs& args) const;
 
   const std::vector<int64_t>& output_dims() const;
+  // Whether this convolution reads the layout `previous` writes (so no reorder is needed between them).
+  bool reads_layout_of(const Conv2dPrimitive& previous) const;
+  // Size of the result in this convolution's own layout (blocked layouts pad channels).
+  size_t output_bytes() const;
   // Where a constant weight is read from (the caller's buffer or a packing); null when bound at execute.
   const void* constant_weight_data() const;
   // The oneDNN implementation chosen, e.g. "jit:avx2", for KILN_LOG=jit.

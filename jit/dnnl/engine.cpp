@@ -119,7 +119,7 @@ void require_buffer(const void* pointer, const char* place, const char* buffer) 
 }
 
 void* thread_buffer(ThreadBuffer slot, size_t bytes) {
-  thread_local std::array<ScratchpadBuffer, 3> buffers;
+  thread_local std::array<ScratchpadBuffer, size_t(ThreadBuffer::count)> buffers;
   return buffers.at(size_t(slot)).reserve(bytes);
 }
 

@@ -43,8 +43,9 @@ void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& ar
 void reorder(const dnnl::reorder& prim, dnnl::memory from, dnnl::memory to);
 
 // Growing, 64-byte aligned buffers owned by the calling thread, one per slot: a primitive's
-// scratchpad, and activations kept in its preferred (blocked) layout for the length of one call.
-enum class ThreadBuffer { scratchpad, input, output };
+// scratchpad, and activations kept in its preferred (blocked) layout for the length of one call
+// (input and output of one primitive; chain_even and chain_odd between convolutions of a chain).
+enum class ThreadBuffer { scratchpad, input, output, chain_even, chain_odd, count };
 void* thread_buffer(ThreadBuffer slot, size_t bytes);
 
 // Builds a primitive descriptor with allow_empty and says why oneDNN will not take it, or nullopt.
