@@ -19,8 +19,37 @@ namespace {
 
 using Broadcast = RegionInput::Broadcast;
 
-// Below this many elements per thread, splitting costs more than it saves.
+// Below this many elements per thread, splitting costs more than it saves: for loads, stores and
+// arithmetic, which run near memory speed.
 constexpr int64_t kMinElementsPerThread = 32 * 1024;
+// Transcendentals cost tens of instructions per vector (about 1.5 ns per element for ewchain's
+// tanh and sigmoid on AVX2), so a region with them pays for a second thread (a few microseconds to
+// wake) from far fewer elements: mlp b8's bias + gelu over [8, 1024] ran 20 us on one thread.
+constexpr int64_t kMinTranscendentalElementsPerThread = 4 * 1024;
+
+bool is_transcendental(ir::OpKind kind) {
+  switch (kind) {
+  case ir::OpKind::exp:
+  case ir::OpKind::log:
+  case ir::OpKind::tanh:
+  case ir::OpKind::sigmoid:
+  case ir::OpKind::silu:
+  case ir::OpKind::erf:
+  case ir::OpKind::gelu:
+  case ir::OpKind::sin:
+  case ir::OpKind::cos:
+  case ir::OpKind::pow: return true;
+  default: return false;
+  }
+}
+
+int64_t min_elements_per_thread(const Region& region) {
+  int64_t transcendentals = 0;
+  for (const RegionNode& node : region.nodes)
+    transcendentals += is_transcendental(node.kind);
+  if (transcendentals == 0) return kMinElementsPerThread;
+  return std::max<int64_t>(1024, kMinTranscendentalElementsPerThread / transcendentals);
+}
 
 const char* broadcast_name(Broadcast b) {
   switch (b) {
@@ -116,7 +145,7 @@ std::shared_ptr<const ElementwiseKernel> generate_or_refuse(const Region& region
   try {
     return std::make_shared<const ElementwiseKernel>(generate_kernel(region, isa), isa, std::move(key),
                                                      int(region.inputs.size()), int(region.outputs.size()),
-                                                     !has_row_or_column_input(region));
+                                                     !has_row_or_column_input(region), min_elements_per_thread(region));
   } catch (const std::exception& e) {
     if (why_not) *why_not = std::string("code generation failed: ") + e.what();
     return nullptr;
@@ -182,9 +211,9 @@ std::shared_ptr<const ElementwiseKernel> compile_region(const Region& region, st
 }
 
 ElementwiseKernel::ElementwiseKernel(std::shared_ptr<const Code> code, VectorIsa isa, std::string key, int num_inputs,
-                                     int num_outputs, bool flattenable)
+                                     int num_outputs, bool flattenable, int64_t min_elements_per_thread)
     : code_(std::move(code)), isa_(isa), key_(std::move(key)), num_inputs_(num_inputs), num_outputs_(num_outputs),
-      flattenable_(flattenable) {}
+      flattenable_(flattenable), min_elements_per_thread_(min_elements_per_thread) {}
 
 const uint8_t* ElementwiseKernel::code() const { return code_->generator->getCode(); }
 
@@ -209,7 +238,7 @@ bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int
     rows = 1;
   }
   const int64_t total = rows * cols;
-  const int64_t threads = std::clamp<int64_t>(total / kMinElementsPerThread, 1, std::max(1, interp::num_threads()));
+  const int64_t threads = std::clamp<int64_t>(total / min_elements_per_thread_, 1, std::max(1, interp::num_threads()));
   if (threads == 1) {
     run_block(inputs, outputs, 0, rows, 0, cols, cols);
     return true;

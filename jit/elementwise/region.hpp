@@ -63,7 +63,7 @@ public:
   size_t code_size() const;
 
   ElementwiseKernel(std::shared_ptr<const Code> code, VectorIsa isa, std::string key, int num_inputs, int num_outputs,
-                    bool flattenable);
+                    bool flattenable, int64_t min_elements_per_thread);
 
 private:
   void run_block(const void* const* inputs, void* const* outputs, int64_t row_begin, int64_t row_end, int64_t col_begin,
@@ -74,7 +74,8 @@ private:
   std::string key_;
   int num_inputs_;
   int num_outputs_;
-  bool flattenable_; // no row or column inputs: [rows, cols] may run as [1, rows * cols]
+  bool flattenable_;                // no row or column inputs: [rows, cols] may run as [1, rows * cols]
+  int64_t min_elements_per_thread_; // smaller for regions with transcendentals
 };
 
 // Compiles (or finds in the process-wide cache, keyed by region key and ISA) the kernel of a
