@@ -227,7 +227,7 @@ std::map<std::string, Tensor> conv_stack_weights() {
 // NaN to 0 (see the test below), and infinities of both signs meeting in a window make one.
 Tensor with_finite_edge_values(Tensor x) {
   const std::vector<float> edges{0.0f, -0.0f, 100.0f, -100.0f, 1e-30f};
-  for (size_t i = 0; i < edges.size(); ++i)
+  for (size_t i = 0; i < edges.size() && int64_t(i * 97) < x.numel(); ++i)
     x.data<float>()[i * 97] = edges[i];
   return x;
 }
