@@ -1,6 +1,7 @@
 #include "interp/plan.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/packed_matmul.hpp"
+#include "interp/precomputed_values.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/side_effects.hpp"
 #include <algorithm>
@@ -157,20 +158,29 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
 }
 
 void ExecutionPlan::precompute_bound_ops() {
-  std::vector<View> views;
   for (const ir::Op& op : graph_->ops) {
     if (!worth_precomputing(op, values_)) continue;
-    views.clear();
+    std::vector<Tensor> operands;
     for (ir::ValueId v : op.operands)
-      views.push_back(View{const_cast<void*>(values_[v].bound.raw_data()), values_[v].dtype, values_[v].dims});
-    for (ir::ValueId v : op.results) {
-      values_[v].bound = Tensor::empty(values_[v].dims, values_[v].dtype);
-      views.push_back(View{values_[v].bound.raw_data(), values_[v].dtype, values_[v].dims});
+      operands.push_back(values_[v].bound);
+    PrecomputedResults results = shared_precomputed(op, operands, [&] {
+      std::vector<View> views;
+      for (ir::ValueId v : op.operands)
+        views.push_back(View{const_cast<void*>(values_[v].bound.raw_data()), values_[v].dtype, values_[v].dims});
+      std::vector<Tensor> computed;
+      for (ir::ValueId v : op.results) {
+        computed.push_back(Tensor::empty(values_[v].dims, values_[v].dtype));
+        views.push_back(View{computed.back().raw_data(), values_[v].dtype, values_[v].dims});
+      }
+      kernel_for(op.kind)(
+          KernelArgs{op, std::span(views).first(op.operands.size()), std::span(views).subspan(op.operands.size())});
+      return computed;
+    });
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      values_[op.results[i]].bound = (*results)[i];
+      values_[op.results[i]].storage = Storage::bound;
     }
-    kernel_for(op.kind)(
-        KernelArgs{op, std::span(views).first(op.operands.size()), std::span(views).subspan(op.operands.size())});
-    for (ir::ValueId v : op.results)
-      values_[v].storage = Storage::bound;
+    precomputed_.push_back(std::move(results));
   }
 }
 

@@ -114,7 +114,8 @@ private:
   std::vector<ir::ValueId> view_values_;
   std::vector<OutputSlot> outputs_;
   std::vector<ir::ValueId> aliases_;
-  std::vector<std::shared_ptr<const StepRunner>> own_runners_; // runners the plan chose (packed matmuls)
+  std::vector<std::shared_ptr<const StepRunner>> own_runners_;          // runners the plan chose (packed matmuls)
+  std::vector<std::shared_ptr<const std::vector<Tensor>>> precomputed_; // shared with other plans
   size_t arena_bytes_ = 0;
 };
 

@@ -510,6 +510,31 @@ TEST_CASE("ops over weights only run once when the plan is built, not on every c
   }
 }
 
+TEST_CASE("plans over the same weights share one precomputed value; other weights get their own") {
+  // Each signature and tier builds a plan; all of them over one weight hold one transposed copy.
+  auto transposed_weight = [](const Tensor& weight, int64_t batch) {
+    GraphBuilder g;
+    ValueId x = g.arg({batch, 2});
+    ValueId wt = g.op(OpKind::transpose, {g.weight("w", {3, 2})}, {{"perm", ir::Attr::of_ints({1, 0})}});
+    g.fn->outputs = {g.op(OpKind::matmul, {x, wt})};
+    auto exe = std::make_unique<InterpreterExecutable>(g.fn, runtime::WeightMap{{"w", weight}});
+    return std::pair{std::move(exe), wt};
+  };
+  const Tensor weight = sample({3, 2});
+  auto [one, wt] = transposed_weight(weight, 1);
+  auto [four, wt4] = transposed_weight(weight, 4);
+  const void* shared = one->plan().values()[wt].bound.raw_data();
+  CHECK(four->plan().values()[wt4].bound.raw_data() == shared);
+  const Tensor other = sample({3, 2}, 5.0f);
+  auto [elsewhere, wt_other] = transposed_weight(other, 1);
+  CHECK(elsewhere->plan().values()[wt_other].bound.raw_data() != shared);
+  // Each still computes with its own weight.
+  const std::vector<float> w = values_of(weight), v = values_of(other);
+  const Tensor x = Tensor::from_vector<float>({1, 1}, {1, 2});
+  check_close(one->run(std::vector<Tensor>{x}, {}).at(0), {w[0] + w[1], w[2] + w[3], w[4] + w[5]});
+  check_close(elsewhere->run(std::vector<Tensor>{x}, {}).at(0), {v[0] + v[1], v[2] + v[3], v[4] + v[5]});
+}
+
 TEST_CASE("an op over constants whose result is far larger than its inputs still runs per call") {
   GraphBuilder g;
   ValueId x = g.arg({256, 256});
