@@ -158,7 +158,7 @@ void silu(const KernelArgs& args) {
   unary_math<FloatDTypes>(args, vector_math::MapF32::silu, [](auto x) { return x * sigmoid_of(x); });
 }
 void erf(const KernelArgs& args) {
-  unary<FloatDTypes>(args, [](auto x) { return std::erf(x); });
+  unary_math<FloatDTypes>(args, vector_math::MapF32::erf, [](auto x) { return std::erf(x); });
 }
 void sin(const KernelArgs& args) {
   unary<FloatDTypes>(args, [](auto x) { return std::sin(x); });
@@ -170,7 +170,8 @@ void cos(const KernelArgs& args) {
 void gelu(const KernelArgs& args) {
   const ir::Attr* approximate = args.op.attrs.find("approximate");
   const std::string mode = approximate ? args.op.attrs.get_string("approximate") : "none";
-  if (mode == "none") return unary<FloatDTypes>(args, [](auto x) { return gelu_erf(x); });
+  if (mode == "none")
+    return unary_math<FloatDTypes>(args, vector_math::MapF32::gelu_erf, [](auto x) { return gelu_erf(x); });
   if (mode == "tanh")
     return unary_math<FloatDTypes>(args, vector_math::MapF32::gelu_tanh, [](auto x) { return gelu_tanh(x); });
   throw Error(ErrorKind::unsupported, op_place(args.op) + ": unknown gelu approximation \"" + mode + "\"");

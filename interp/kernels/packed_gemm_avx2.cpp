@@ -99,8 +99,6 @@ void multiply_rows(int rows, const Tile& t) {
   }
 }
 
-} // namespace
-
 // Rows [row, row + rows) of a's depth slice, as depth steps of kMaxRows floats: the tile then
 // reads a sequentially instead of from six rows lda apart (which share L1 sets when lda is 4 KiB).
 void pack_a(const PackedGemmF32& g, int64_t row, int rows, int64_t k0, int64_t depth, float* packed) {
@@ -110,6 +108,8 @@ void pack_a(const PackedGemmF32& g, int64_t row, int rows, int64_t k0, int64_t d
       packed[p * kMaxRows + r] = src[p];
   }
 }
+
+} // namespace
 
 void packed_gemm_f32_avx2(const PackedGemmF32& g) {
   alignas(64) static thread_local float packed_a[kRowBlock * kDepth];

@@ -1,4 +1,5 @@
 // Compiled with -mavx2 -mfma and called only after a CPU check (see vector_math.cpp).
+#define KILN_VECTOR_MATH_BUILD avx2
 #include "interp/kernels/vector_math.hpp"
 #include "interp/kernels/vector_math_map.inc"
 

@@ -1,5 +1,5 @@
+#include "interp/kernels/math_coefficients.hpp"
 #include "jit/elementwise/emitter.hpp"
-#include "jit/elementwise/math_coefficients.hpp"
 #include "jit/elementwise/region_check.hpp"
 #include <cfloat>
 #include <cmath>

@@ -1,10 +1,11 @@
 #pragma once
 
-// Polynomial coefficients of the generated transcendental functions, highest degree first (Horner
-// order). Each is a Chebyshev least-squares fit in 40-digit arithmetic (mpmath.chebyfit) of the
-// named function over the named interval; the fit error is the maximum over that interval before
-// rounding the coefficients to f32. docs/jit-elementwise.md has the measured end-to-end errors.
-namespace kiln::jit::coeffs {
+// Polynomial coefficients of the JIT's generated transcendental functions and of the interpreter's
+// erf and gelu(erf) (vector_math.hpp), highest degree first (Horner order). Constants only, so the
+// -mavx2 translation units may include it. Each is a Chebyshev least-squares fit in 40-digit arithmetic
+// (mpmath.chebyfit) of the named function over the named interval; the fit error is the maximum over that interval
+// before rounding the coefficients to f32. docs/jit-elementwise.md has the measured end-to-end errors.
+namespace kiln::coeffs {
 
 // exp(r) = 1 + r + r^2 q(r), r in [-ln2/2, ln2/2] (1% margin); fit error 1.5e-9.
 inline constexpr float kExpQ[] = {1.989198131e-04f, 1.393454193e-03f, 8.333310024e-03f,
@@ -52,4 +53,4 @@ inline constexpr float kGeluTanhALo = -4.534068054e-08f;
 inline constexpr float kGeluTanhBHi = 7.135481387e-02f;
 inline constexpr float kGeluTanhBLo = 2.398832466e-09f;
 
-} // namespace kiln::jit::coeffs
+} // namespace kiln::coeffs
