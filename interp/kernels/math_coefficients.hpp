@@ -1,10 +1,11 @@
 #pragma once
 
-// Polynomial coefficients of the JIT's generated transcendental functions and of the interpreter's
-// erf and gelu(erf) (vector_math.hpp), highest degree first (Horner order). Constants only, so the
-// -mavx2 translation units may include it. Each is a Chebyshev least-squares fit in 40-digit arithmetic
-// (mpmath.chebyfit) of the named function over the named interval; the fit error is the maximum over that interval
-// before rounding the coefficients to f32. docs/jit-elementwise.md has the measured end-to-end errors.
+// Polynomial coefficients of the JIT's generated transcendental functions and of the
+// interpreter's erf and gelu(erf) (vector_math.hpp), highest degree first (Horner order). Constants
+// only, so the -mavx2 translation units may include it. Each is a Chebyshev least-squares fit in
+// 40-digit arithmetic (mpmath.chebyfit) of the named function over the named interval; the fit
+// error is the maximum over that interval before rounding the coefficients to f32.
+// docs/jit-elementwise.md has the measured end-to-end errors.
 namespace kiln::coeffs {
 
 // exp(r) = 1 + r + r^2 q(r), r in [-ln2/2, ln2/2] (1% margin); fit error 1.5e-9.
