@@ -1,0 +1,50 @@
+#pragma once
+#include "interp/kernel.hpp"
+#include "jit/dnnl/post_op.hpp"
+#include "jit/tier/graph_rewriter.hpp"
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+// What the oneDNN lowerings (matmul, convolution chains) share: operand checks and the epilogue of
+// single-use ops a primitive applies in the same pass.
+namespace kiln::jit::tier {
+
+bool is_f32(const GraphRewriter& rw, std::span<const ir::ValueId> values);
+// The data of a constant or weight operand, when it is f32.
+std::optional<Tensor> constant_tensor(const GraphRewriter& rw, ir::ValueId v);
+// The weight's name, or "%N" for a constant, for KILN_LOG=jit.
+std::string constant_name(const GraphRewriter& rw, ir::ValueId v);
+
+// The single-use ops after a matmul or convolution that its primitive applies in the same pass.
+struct Epilogue {
+  std::vector<ir::OpId> ops;
+  std::optional<ir::ValueId> bias;
+  std::vector<ir::ValueId> residuals;
+  std::vector<dnnl_ops::PostOp> post_ops;
+  ir::ValueId result = 0;
+};
+
+// Follows the single users of `start` while each fits as a post-op (a bias add first, when allowed).
+Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_allowed);
+// Records the epilogue's ops as fused into `head`.
+void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, const std::string& lowering, ir::OpId head);
+
+// The residual operands of a fused op (they come last), gathered without allocating on the call
+// path; oneDNN wrappers refuse more than 32 post-ops, so the array always has room.
+class ResidualPointers {
+public:
+  ResidualPointers(std::span<const interp::View> inputs, int count) : count_(size_t(count)) {
+    for (size_t i = 0; i < count_; ++i)
+      pointers_[i] = inputs[i].as<const float>();
+  }
+  std::span<const float* const> span() const { return {pointers_.data(), count_}; }
+
+private:
+  std::array<const float*, 32> pointers_{};
+  size_t count_;
+};
+
+} // namespace kiln::jit::tier
