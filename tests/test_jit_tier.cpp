@@ -1,3 +1,4 @@
+#include "interp/kernel.hpp"
 #include <cmath>
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -236,26 +237,31 @@ Tensor with_finite_edge_values(Tensor x) {
 
 TEST_CASE("consecutive convolutions hand each other blocked activations and match the interpreter") {
   // conv relu -> conv (stride 2) relu -> conv + residual: one chain; odd spatial sizes (17 -> 9).
+  // A batch of twice the threads runs in one slice per thread; an odd batch of 3 (with 2 or more
+  // threads) and a batch of 1 run whole.
   auto stack = [](Tensor x, Tensor residual) {
     Tensor h = F::relu(conv_layer(x, "c1", 3, 8, 1));
     h = F::relu(conv_layer(h, "c2", 8, 16, 2));
     return conv_layer(h, "c3", 16, 16, 1) + residual;
   };
-  const Tensor x = with_finite_edge_values(Tensor::randn({2, 3, 17, 17}, 97));
-  const Tensor residual = Tensor::randn({2, 16, 9, 9}, 98);
-  auto jit_session = session_in(JitMode::always);
-  auto on_jit =
-      compile(stack, {.weights = conv_stack_weights(), .session = jit_session})(x.layout(), residual.layout());
-  auto on_interp = compile(stack, {.weights = conv_stack_weights(), .session = session_in(JitMode::off)})(
-      x.layout(), residual.layout());
-  const Tensor want = on_interp(x, residual);
-  CHECK(count_mismatches(want, on_jit(x, residual)) == 0);
-  const std::vector<SignatureStats> stats = jit_session->stats();
-  REQUIRE(stats.size() == 1);
-  CHECK(stats[0].tier == "jit");
-  CHECK(stats[0].ops_per_lowering.at("dnnl.conv2d") == 6); // three convolutions, two relus, the add
-  // Chained, the first two results never reach the arena (the first alone is 2*8*17*17 floats).
-  CHECK(stats[0].arena_bytes < size_t(2 * 8 * 17 * 17 * 4));
+  for (int64_t batch : {int64_t(1), int64_t(3), int64_t(2 * kiln::interp::num_threads())}) {
+    CAPTURE(batch);
+    const Tensor x = with_finite_edge_values(Tensor::randn({batch, 3, 17, 17}, 97));
+    const Tensor residual = Tensor::randn({batch, 16, 9, 9}, 98);
+    auto jit_session = session_in(JitMode::always);
+    auto on_jit =
+        compile(stack, {.weights = conv_stack_weights(), .session = jit_session})(x.layout(), residual.layout());
+    auto on_interp = compile(stack, {.weights = conv_stack_weights(), .session = session_in(JitMode::off)})(
+        x.layout(), residual.layout());
+    const Tensor want = on_interp(x, residual);
+    CHECK(count_mismatches(want, on_jit(x, residual)) == 0);
+    const std::vector<SignatureStats> stats = jit_session->stats();
+    REQUIRE(stats.size() == 1);
+    CHECK(stats[0].tier == "jit");
+    CHECK(stats[0].ops_per_lowering.at("dnnl.conv2d") == 6); // three convolutions, two relus, the add
+    // Chained, the first two results never reach the arena (the first alone is 8*17*17 floats per image).
+    CHECK(stats[0].arena_bytes < size_t(batch * 8 * 17 * 17 * 4));
+  }
 }
 
 TEST_CASE("a convolution result read twice is not chained and both readers see it in NCHW") {
