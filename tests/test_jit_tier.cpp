@@ -332,17 +332,19 @@ TEST_CASE("a gather in the middle stays in the interpreter while its neighbours 
   CHECK(comparison.ops_per_lowering["interp"] >= 1);
 }
 
-TEST_CASE("four threads call one JIT callable at once and all get the interpreter's result") {
-  Tensor x = Tensor::randn({17, 16}, 111);
-  auto reference = compile(mlp, {.weights = mlp_weights(), .session = session_in(JitMode::off)})(x.layout())(x);
+namespace {
+
+// Four threads call one JIT callable 25 times each; every result must match the interpreter's.
+template <class Fn> void check_concurrent_calls(Fn fn, const std::map<std::string, Tensor>& weights, const Tensor& x) {
+  const Tensor reference = compile(fn, {.weights = weights, .session = session_in(JitMode::off)})(x.layout())(x);
   auto jit_session = session_in(JitMode::always);
-  auto on_jit = compile(mlp, {.weights = mlp_weights(), .session = jit_session})(x.layout());
+  auto on_jit = compile(fn, {.weights = weights, .session = jit_session})(x.layout());
   std::vector<int64_t> mismatches(4, 0);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
       for (int call = 0; call < 25; ++call) {
-        Tensor out = on_jit(x);
+        const Tensor out = on_jit(x);
         const float* expected = reference.data<float>();
         const float* got = out.data<float>();
         for (int64_t i = 0; i < out.numel(); ++i)
@@ -353,4 +355,19 @@ TEST_CASE("four threads call one JIT callable at once and all get the interprete
     thread.join();
   CHECK(jit_session->stats().at(0).tier == "jit");
   CHECK(mismatches == std::vector<int64_t>(4, 0));
+}
+
+} // namespace
+
+TEST_CASE("four threads call one JIT callable at once and all get the interpreter's result") {
+  check_concurrent_calls(mlp, mlp_weights(), Tensor::randn({17, 16}, 111));
+}
+
+TEST_CASE("four threads call one convolution chain at once, its batch split across threads") {
+  // Each caller's chain buffers and each OpenMP worker's are their own.
+  auto stack = [](Tensor x) {
+    Tensor h = F::relu(conv_layer(x, "c1", 3, 8, 1));
+    return F::relu(conv_layer(h, "c2", 8, 16, 2));
+  };
+  check_concurrent_calls(stack, conv_stack_weights(), Tensor::randn({2 * kiln::interp::num_threads(), 3, 13, 13}, 112));
 }
