@@ -4,7 +4,6 @@
 #include "interp/kernels/packed_gemm.hpp"
 #include "kiln_config.h"
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
