@@ -2,11 +2,11 @@
 #include "interp/kernels/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/packed_gemm.hpp"
+#include "interp/tensor_fingerprint.hpp"
 #include "kiln_config.h"
 #include <cstdlib>
-#include <map>
 #include <mutex>
-#include <tuple>
+#include <vector>
 
 namespace kiln::interp {
 
@@ -14,13 +14,12 @@ namespace kiln::interp {
 namespace {
 
 // B (k x n) in the panel layout of packed_gemm.hpp, packed from `source`: B itself, or the [n, k]
-// weight B is the transpose of. Holding `source` keeps its address from being reused by another
-// tensor while this copy lives, which makes the address a safe cache key.
+// weight B is the transpose of.
 class PackedB {
 public:
-  PackedB(Tensor source, int64_t k, int64_t n, bool transposed)
-      : source_(std::move(source)), packed_(Tensor::empty({packed_b_floats(k, n)}, DType::f32)) {
-    const float* b = source_.data<float>();
+  PackedB(const Tensor& source, int64_t k, int64_t n, bool transposed)
+      : packed_(Tensor::empty({packed_b_floats(k, n)}, DType::f32)) {
+    const float* b = source.data<float>();
     float* packed = packed_.data<float>();
     parallel_for(packed_panels(n), worth_parallel(k * n), [&](int64_t panel) {
       const int64_t col = panel * kPackedPanelWidth, width = std::min(kPackedPanelWidth, n - col);
@@ -34,22 +33,28 @@ public:
   const float* data() const { return packed_.data<float>(); }
 
 private:
-  Tensor source_;
   Tensor packed_;
 };
 
 // One packed copy per weight, shared by every plan that multiplies by it (each batch size and each
-// tier builds its own plan), alive while any of them is.
+// tier builds its own plan), alive while any of them is. Weights are matched by fingerprint
+// (address and contents, tensor_fingerprint.hpp).
 std::shared_ptr<const PackedB> shared_packed_b(const Tensor& source, int64_t k, int64_t n, bool transposed) {
-  using Key = std::tuple<const void*, int64_t, int64_t, bool>;
+  struct Entry {
+    TensorFingerprint source;
+    bool transposed;
+    std::weak_ptr<const PackedB> packed;
+  };
+  TensorFingerprint identity = fingerprint(source);
   static std::mutex mutex;
-  static std::map<Key, std::weak_ptr<const PackedB>> cache;
+  static std::vector<Entry> entries;
   std::lock_guard lock(mutex);
-  std::erase_if(cache, [](const auto& entry) { return entry.second.expired(); });
-  std::weak_ptr<const PackedB>& slot = cache[Key{source.raw_data(), k, n, transposed}];
-  if (auto live = slot.lock()) return live;
+  std::erase_if(entries, [](const Entry& e) { return e.packed.expired(); });
+  for (const Entry& e : entries)
+    if (e.source == identity && e.transposed == transposed)
+      if (auto live = e.packed.lock()) return live;
   auto packed = std::make_shared<const PackedB>(source, k, n, transposed);
-  slot = packed;
+  entries.push_back({std::move(identity), transposed, packed});
   return packed;
 }
 

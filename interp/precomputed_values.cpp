@@ -1,4 +1,5 @@
 #include "interp/precomputed_values.hpp"
+#include "interp/tensor_fingerprint.hpp"
 #include <algorithm>
 #include <mutex>
 
@@ -6,17 +7,10 @@ namespace kiln::interp {
 
 namespace {
 
-struct OperandIdentity {
-  const void* data;
-  DType dtype;
-  std::vector<int64_t> dims;
-  friend bool operator==(const OperandIdentity&, const OperandIdentity&) = default;
-};
-
 struct Entry {
   ir::OpKind kind;
   ir::Attrs attrs;
-  std::vector<OperandIdentity> operands;
+  std::vector<TensorFingerprint> operands;
   std::weak_ptr<const std::vector<Tensor>> results;
 };
 
@@ -24,9 +18,9 @@ struct Entry {
 
 PrecomputedResults shared_precomputed(const ir::Op& op, std::span<const Tensor> operands,
                                       const std::function<std::vector<Tensor>()>& compute) {
-  std::vector<OperandIdentity> identity;
+  std::vector<TensorFingerprint> identity;
   for (const Tensor& t : operands)
-    identity.push_back({t.raw_data(), t.dtype(), t.dims()});
+    identity.push_back(fingerprint(t));
   static std::mutex mutex;
   static std::vector<Entry> entries;
   std::lock_guard lock(mutex);

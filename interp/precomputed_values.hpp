@@ -13,7 +13,7 @@ using PrecomputedResults = std::shared_ptr<const std::vector<Tensor>>;
 // shared by every plan over the same tensors: each signature and each tier builds its own plan,
 // and without sharing every one of them held its own copy (a transposed copy of every weight per
 // batch size and tier). An entry lives while some plan holds its results; operands are matched by
-// address, which stays unique because the plans holding the results also hold the operands.
+// fingerprint (address and contents, tensor_fingerprint.hpp).
 PrecomputedResults shared_precomputed(const ir::Op& op, std::span<const Tensor> operands,
                                       const std::function<std::vector<Tensor>()>& compute);
 

@@ -668,3 +668,22 @@ TEST_CASE("plans over one weight at different batch sizes each compute their own
   auto again = weight_matmul({5, 48}, w, true);
   check_plan(*again, 5);
 }
+
+TEST_CASE("a weight changed in place gets fresh precomputed and packed values in a new plan") {
+  // Zero-copy weights can be rewritten in place and set again (a new version); a plan built after
+  // that must not reuse what an older, still living plan computed from the old bytes.
+  std::mt19937 rng(21);
+  Tensor weight = random_normal({40, 24}, rng); // [n, k]: the plan transposes it and packs it
+  auto before = weight_matmul({5, 24}, weight, true);
+  for (int64_t i = 0; i < weight.numel(); ++i)
+    weight.data<float>()[i] = -2.0f * weight.data<float>()[i] + 0.5f;
+  auto after = weight_matmul({5, 24}, weight, true);
+  const Tensor x = random_normal({5, 24}, rng);
+  const Tensor out = after->run(std::vector<Tensor>{x}, {}).at(0);
+  const NaiveProduct want = naive_matmul(x, weight, 24, 40, true);
+  for (size_t i = 0; i < want.values.size(); ++i)
+    REQUIRE(std::fabs(double(out.data<float>()[i]) - want.values[i]) <= 1e-6 * want.magnitudes[i] + 1e-30);
+  // The transposed weight was recomputed too (what hooks and `preserved` show).
+  const ValueId wt = after->plan().graph().ops.at(2).operands.at(1);
+  CHECK(after->plan().values()[wt].bound.raw_data() != before->plan().values()[wt].bound.raw_data());
+}
