@@ -2,11 +2,10 @@
 #include "interp/kernels/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/packed_gemm.hpp"
+#include "interp/shared_cache.hpp"
 #include "interp/tensor_fingerprint.hpp"
 #include "kiln_config.h"
 #include <cstdlib>
-#include <mutex>
-#include <vector>
 
 namespace kiln::interp {
 
@@ -40,22 +39,8 @@ private:
 // tier builds its own plan), alive while any of them is. Weights are matched by fingerprint
 // (address and contents, tensor_fingerprint.hpp).
 std::shared_ptr<const PackedB> shared_packed_b(const Tensor& source, int64_t k, int64_t n, bool transposed) {
-  struct Entry {
-    TensorFingerprint source;
-    bool transposed;
-    std::weak_ptr<const PackedB> packed;
-  };
-  TensorFingerprint identity = fingerprint(source);
-  static std::mutex mutex;
-  static std::vector<Entry> entries;
-  std::lock_guard lock(mutex);
-  std::erase_if(entries, [](const Entry& e) { return e.packed.expired(); });
-  for (const Entry& e : entries)
-    if (e.source == identity && e.transposed == transposed)
-      if (auto live = e.packed.lock()) return live;
-  auto packed = std::make_shared<const PackedB>(source, k, n, transposed);
-  entries.push_back({std::move(identity), transposed, packed});
-  return packed;
+  static SharedCache<std::pair<TensorFingerprint, bool>, PackedB> cache;
+  return cache.get({fingerprint(source), transposed}, [&] { return PackedB(source, k, n, transposed); });
 }
 
 class PackedMatmul final : public StepRunner {

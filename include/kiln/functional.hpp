@@ -16,21 +16,43 @@ namespace kiln::F {
 
 using Loc = std::source_location;
 
-#define KILN_UNARY(name) Tensor name(const Tensor& x, Loc loc = Loc::current());
-KILN_UNARY(neg)
-KILN_UNARY(abs) KILN_UNARY(exp) KILN_UNARY(log) KILN_UNARY(sqrt) KILN_UNARY(rsqrt) KILN_UNARY(tanh) KILN_UNARY(sigmoid)
-    KILN_UNARY(relu) KILN_UNARY(silu) KILN_UNARY(erf) KILN_UNARY(sin) KILN_UNARY(cos)
+#define KILN_UNARY(name) Tensor name(const Tensor& x, Loc loc = Loc::current())
+KILN_UNARY(neg);
+KILN_UNARY(abs);
+KILN_UNARY(exp);
+KILN_UNARY(log);
+KILN_UNARY(sqrt);
+KILN_UNARY(rsqrt);
+KILN_UNARY(tanh);
+KILN_UNARY(sigmoid);
+KILN_UNARY(relu);
+KILN_UNARY(silu);
+KILN_UNARY(erf);
+KILN_UNARY(sin);
+KILN_UNARY(cos);
 #undef KILN_UNARY
-    // approximate: "none" (erf form) or "tanh".
-    Tensor gelu(const Tensor& x, const std::string& approximate = "none", Loc loc = Loc::current());
 
-#define KILN_BINARY(name) Tensor name(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
-KILN_BINARY(add)
-KILN_BINARY(sub) KILN_BINARY(mul) KILN_BINARY(div) KILN_BINARY(pow) KILN_BINARY(maximum) KILN_BINARY(minimum)
-    KILN_BINARY(eq) KILN_BINARY(ne) KILN_BINARY(lt) KILN_BINARY(le) KILN_BINARY(gt) KILN_BINARY(ge)
+// approximate: "none" (erf form) or "tanh".
+Tensor gelu(const Tensor& x, const std::string& approximate = "none", Loc loc = Loc::current());
+
+#define KILN_BINARY(name) Tensor name(const Tensor& a, const Tensor& b, Loc loc = Loc::current())
+KILN_BINARY(add);
+KILN_BINARY(sub);
+KILN_BINARY(mul);
+KILN_BINARY(div);
+KILN_BINARY(pow);
+KILN_BINARY(maximum);
+KILN_BINARY(minimum);
+KILN_BINARY(eq);
+KILN_BINARY(ne);
+KILN_BINARY(lt);
+KILN_BINARY(le);
+KILN_BINARY(gt);
+KILN_BINARY(ge);
 #undef KILN_BINARY
-    // x ** exponent with a constant exponent.
-    Tensor pow(const Tensor& x, double exponent, Loc loc = Loc::current());
+
+// x ** exponent with a constant exponent.
+Tensor pow(const Tensor& x, double exponent, Loc loc = Loc::current());
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor cast(const Tensor& x, DType dtype, Loc loc = Loc::current());
 // A 0-d constant of x's dtype, for mixing scalars into graphs.

@@ -42,6 +42,13 @@ inline void store_row(const Tile& t, int r, __m256 low, __m256 high) {
     row[j] = t.accumulate ? row[j] + tile[j] : tile[j];
 }
 
+// One row of a tile for one k step: broadcast its element of a, multiply-add both halves of b.
+inline void multiply_add_row(const float* a, __m256 b_low, __m256 b_high, __m256& low, __m256& high) {
+  const __m256 x = _mm256_broadcast_ss(a);
+  low = _mm256_fmadd_ps(x, b_low, low);
+  high = _mm256_fmadd_ps(x, b_high, high);
+}
+
 // The accumulators are named variables, not an array: GCC kept an array on the stack and stored
 // it on every k step, which halved the speed.
 template <int Rows> void multiply_tile(const Tile& t) {
@@ -51,34 +58,12 @@ template <int Rows> void multiply_tile(const Tile& t) {
   for (int64_t p = 0; p < t.depth; ++p, a += kMaxRows) {
     const __m256 bl = _mm256_loadu_ps(t.b + p * kWidth);
     const __m256 bh = _mm256_loadu_ps(t.b + p * kWidth + 8);
-    __m256 x = _mm256_broadcast_ss(a);
-    l0 = _mm256_fmadd_ps(x, bl, l0);
-    h0 = _mm256_fmadd_ps(x, bh, h0);
-    if constexpr (Rows > 1) {
-      x = _mm256_broadcast_ss(a + 1);
-      l1 = _mm256_fmadd_ps(x, bl, l1);
-      h1 = _mm256_fmadd_ps(x, bh, h1);
-    }
-    if constexpr (Rows > 2) {
-      x = _mm256_broadcast_ss(a + 2);
-      l2 = _mm256_fmadd_ps(x, bl, l2);
-      h2 = _mm256_fmadd_ps(x, bh, h2);
-    }
-    if constexpr (Rows > 3) {
-      x = _mm256_broadcast_ss(a + 3);
-      l3 = _mm256_fmadd_ps(x, bl, l3);
-      h3 = _mm256_fmadd_ps(x, bh, h3);
-    }
-    if constexpr (Rows > 4) {
-      x = _mm256_broadcast_ss(a + 4);
-      l4 = _mm256_fmadd_ps(x, bl, l4);
-      h4 = _mm256_fmadd_ps(x, bh, h4);
-    }
-    if constexpr (Rows > 5) {
-      x = _mm256_broadcast_ss(a + 5);
-      l5 = _mm256_fmadd_ps(x, bl, l5);
-      h5 = _mm256_fmadd_ps(x, bh, h5);
-    }
+    multiply_add_row(a, bl, bh, l0, h0);
+    if constexpr (Rows > 1) multiply_add_row(a + 1, bl, bh, l1, h1);
+    if constexpr (Rows > 2) multiply_add_row(a + 2, bl, bh, l2, h2);
+    if constexpr (Rows > 3) multiply_add_row(a + 3, bl, bh, l3, h3);
+    if constexpr (Rows > 4) multiply_add_row(a + 4, bl, bh, l4, h4);
+    if constexpr (Rows > 5) multiply_add_row(a + 5, bl, bh, l5, h5);
   }
   store_row(t, 0, l0, h0);
   if constexpr (Rows > 1) store_row(t, 1, l1, h1);

@@ -28,6 +28,9 @@ inline float scale_by_exp2(float x, int32_t n) {
   return x * a * b;
 }
 
+// |x| by clearing the sign bit (NaN keeps its payload).
+inline float abs(float x) { return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu); }
+
 // exp(x + lo) for a correction lo smaller than an ulp of x, which never gets rounded into x.
 inline float exp(float x, float lo = 0.0f) {
   constexpr float kHi = 89.0f, kLo = -104.0f; // exp overflows / underflows to 0 beyond these
@@ -50,7 +53,7 @@ inline float exp(float x, float lo = 0.0f) {
 
 inline float tanh(float x) {
   const uint32_t sign = std::bit_cast<uint32_t>(x) & 0x80000000u;
-  const float a = std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu);
+  const float a = abs(x);
   // Small |x|: odd polynomial (no cancellation); otherwise 1 - 2 / (e^2|x| + 1).
   // Both are computed on |x| and the sign put back, so tanh(-0) = -0 and NaN keeps its payload.
   const float z = a * a;
@@ -67,7 +70,7 @@ inline float tanh(float x) {
 
 // e / (1 + e) with e = exp(-|x|) <= 1: never overflows, and keeps the denormal results libm gives.
 inline float sigmoid(float x) {
-  const float e = exp(-std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu));
+  const float e = exp(-abs(x));
   const float r = 1.0f / (1.0f + e);
   return x < 0.0f ? e * r : r;
 }
@@ -86,8 +89,6 @@ template <int N> inline float horner(const float (&c)[N], float x) {
     p = p * x + c[i];
   return p;
 }
-
-inline float abs(float x) { return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu); }
 
 // erfc(t) for t >= 0.9, given -t^2 exactly as hi + lo: exp(-t^2) R(v) / (1 + t/2) with
 // v = 1 / (1 + t/2), the form and coefficients of the JIT's erf (docs/jit-elementwise.md).

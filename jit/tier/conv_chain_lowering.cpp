@@ -25,6 +25,7 @@ struct ConvStage {
   Tensor weight; // the primitive may read a constant weight in place
   bool has_bias = false;
   Epilogue epilogue;
+  int64_t out_slice_floats = 0; // the result of one batch slice (the whole batch when unsliced)
 };
 
 // Runs a chain of convolutions, each feeding the next (one convolution is a chain of one). Between
@@ -60,18 +61,16 @@ private:
     for (size_t i = 0; i < stages_.size(); ++i) {
       const ConvStage& stage = stages_[i];
       const bool last = i + 1 == stages_.size();
-      const int64_t out_slice_floats = numel_of(stage.primitive->output_dims());
       dnnl_ops::Conv2dArgs args;
       args.input = input;
       args.input_in_own_layout = i > 0;
       if (stage.has_bias) args.bias = inputs[next++].as<const float>();
       const auto residual_count = int(stage.epilogue.residuals.size());
-      std::array<const float*, 32> residuals{}; // oneDNN wrappers refuse more than 32 post-ops
-      for (int r = 0; r < residual_count; ++r)
-        residuals[size_t(r)] = inputs[next++].as<const float>() + slice * out_slice_floats;
-      args.residuals = std::span(residuals).first(size_t(residual_count));
+      ResidualPointers residuals(inputs.subspan(next), residual_count, slice * stage.out_slice_floats);
+      next += size_t(residual_count);
+      args.residuals = residuals.span();
       const auto slot = i % 2 ? dnnl_ops::ThreadBuffer::chain_odd : dnnl_ops::ThreadBuffer::chain_even;
-      args.out = last ? outputs[0].as<float>() + slice * out_slice_floats
+      args.out = last ? outputs[0].as<float>() + slice * stage.out_slice_floats
                       : static_cast<float*>(dnnl_ops::thread_buffer(slot, stage.primitive->output_bytes()));
       args.output_in_own_layout = !last;
       stage.primitive->execute(args);
@@ -110,6 +109,7 @@ std::optional<ConvStage> plan_conv_stage(GraphRewriter& rw, ir::OpId id, bool re
   }
   stage.primitive = std::make_shared<const dnnl_ops::Conv2dPrimitive>(
       params, dnnl_ops::ConstantWeight{weight->data<float>(), constant_name(rw, op.operands[1]), 0, nullptr});
+  stage.out_slice_floats = numel_of(stage.primitive->output_dims());
   return stage;
 }
 

@@ -33,12 +33,13 @@ Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_
 void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, const std::string& lowering, ir::OpId head);
 
 // The residual operands of a fused op (they come last), gathered without allocating on the call
-// path; oneDNN wrappers refuse more than 32 post-ops, so the array always has room.
+// path; oneDNN wrappers refuse more than 32 post-ops, so the array always has room. `offset`
+// (in floats) points each at the slice of the batch one thread computes.
 class ResidualPointers {
 public:
-  ResidualPointers(std::span<const interp::View> inputs, int count) : count_(size_t(count)) {
+  ResidualPointers(std::span<const interp::View> inputs, int count, int64_t offset = 0) : count_(size_t(count)) {
     for (size_t i = 0; i < count_; ++i)
-      pointers_[i] = inputs[i].as<const float>();
+      pointers_[i] = inputs[i].as<const float>() + offset;
   }
   std::span<const float* const> span() const { return {pointers_.data(), count_}; }
 

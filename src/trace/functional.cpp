@@ -12,30 +12,55 @@ using trace::apply1;
 
 #define KILN_UNARY(name)                                                                                               \
   Tensor name(const Tensor& x, Loc loc) { return apply1(OpKind::name, {x}, {}, loc); }
+// clang-format off
 KILN_UNARY(neg)
-KILN_UNARY(abs) KILN_UNARY(exp) KILN_UNARY(log) KILN_UNARY(sqrt) KILN_UNARY(rsqrt) KILN_UNARY(tanh) KILN_UNARY(sigmoid)
-    KILN_UNARY(relu) KILN_UNARY(silu) KILN_UNARY(erf) KILN_UNARY(sin) KILN_UNARY(cos)
+KILN_UNARY(abs)
+KILN_UNARY(exp)
+KILN_UNARY(log)
+KILN_UNARY(sqrt)
+KILN_UNARY(rsqrt)
+KILN_UNARY(tanh)
+KILN_UNARY(sigmoid)
+KILN_UNARY(relu)
+KILN_UNARY(silu)
+KILN_UNARY(erf)
+KILN_UNARY(sin)
+KILN_UNARY(cos)
+// clang-format on
 #undef KILN_UNARY
 
-        Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
+Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
   return apply1(OpKind::gelu, {x}, {{"approximate", Attr::of_string(approximate)}}, loc);
 }
 
 #define KILN_BINARY(name, kind)                                                                                        \
   Tensor name(const Tensor& a, const Tensor& b, Loc loc) { return apply1(OpKind::kind, {a, b}, {}, loc); }
+// clang-format off
 KILN_BINARY(add, add)
-KILN_BINARY(sub, sub) KILN_BINARY(mul, mul) KILN_BINARY(div, div) KILN_BINARY(pow, pow) KILN_BINARY(maximum, maximum)
-    KILN_BINARY(minimum, minimum)
+KILN_BINARY(sub, sub)
+KILN_BINARY(mul, mul)
+KILN_BINARY(div, div)
+KILN_BINARY(pow, pow)
+KILN_BINARY(maximum, maximum)
+KILN_BINARY(minimum, minimum)
+// clang-format on
 #undef KILN_BINARY
 
 #define KILN_COMPARE(name)                                                                                             \
   Tensor name(const Tensor& a, const Tensor& b, Loc loc) {                                                             \
     return apply1(OpKind::compare, {a, b}, {{"predicate", Attr::of_string(#name)}}, loc);                              \
   }
-        KILN_COMPARE(eq) KILN_COMPARE(ne) KILN_COMPARE(lt) KILN_COMPARE(le) KILN_COMPARE(gt) KILN_COMPARE(ge)
+// clang-format off
+KILN_COMPARE(eq)
+KILN_COMPARE(ne)
+KILN_COMPARE(lt)
+KILN_COMPARE(le)
+KILN_COMPARE(gt)
+KILN_COMPARE(ge)
+// clang-format on
 #undef KILN_COMPARE
 
-            Tensor scalar(double value, DType dtype, Loc loc) {
+Tensor scalar(double value, DType dtype, Loc loc) {
   // A captured concrete 0-d tensor: eager here, an embedded constant once mixed into a graph.
   (void)loc;
   return Tensor::full({}, value, dtype);
