@@ -1,3 +1,4 @@
+#include "core/environment.hpp"
 #include "interp/kernel.hpp"
 #include "interp/kernels/kernels.hpp"
 #include <Eigen/Core>
@@ -15,14 +16,7 @@ namespace kiln::interp {
 namespace {
 
 int threads_from_environment() {
-  const char* text = std::getenv("KILN_NUM_THREADS");
-  if (!text || !*text) return std::max(1, int(std::thread::hardware_concurrency()));
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < 1 || value > 4096)
-    throw Error(ErrorKind::spec,
-                std::string("KILN_NUM_THREADS: expected a thread count from 1 to 4096, got '") + text + "'");
-  return int(value);
+  return int(env::num_threads().value_or(std::max(1, int(std::thread::hardware_concurrency()))));
 }
 
 int configure_threads() {

@@ -1,4 +1,5 @@
 #include "interp/packed_matmul.hpp"
+#include "core/environment.hpp"
 #include "interp/kernels/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/packed_gemm.hpp"
@@ -89,10 +90,7 @@ private:
 };
 
 bool packing_disabled() {
-  static const bool disabled = [] {
-    const char* env = std::getenv("KILN_PACK_WEIGHTS");
-    return env && std::string(env) == "0";
-  }();
+  static const bool disabled = !env::pack_weights().value_or(true);
   return disabled;
 }
 

@@ -1,13 +1,15 @@
-#include <doctest/doctest.h>
-#include <kiln/kiln.hpp>
+#include "core/environment.hpp"
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
 
 using namespace kiln;
 
 TEST_CASE("dtype sizes and MLIR names round trip") {
-  for (DType d : {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64, DType::u8,
-                  DType::boolean})
+  for (DType d :
+       {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64, DType::u8, DType::boolean})
     CHECK(parse_dtype(dtype_name(d)) == d);
   CHECK(dtype_size(DType::f32) == 4);
   CHECK(dtype_size(DType::bf16) == 2);
@@ -106,4 +108,83 @@ TEST_CASE("an undefined tensor is refused with a clear message") {
   Tensor t;
   CHECK_FALSE(t.defined());
   CHECK_THROWS_WITH_AS(t.shape(), "spec error: use of an undefined (default-constructed) Tensor", Error);
+}
+
+namespace {
+// Sets one variable for the life of the guard.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  const char* name_;
+};
+constexpr const char* kVar = "KILN_TEST_KNOB";
+} // namespace
+
+TEST_CASE("environment booleans accept the documented spellings in any case") {
+  for (const char* yes : {"1", "true", "TRUE", "On", "yes", " yes "}) {
+    ScopedEnv env(kVar, yes);
+    CHECK(env::boolean(kVar) == true);
+  }
+  for (const char* no : {"0", "false", "OFF", "No"}) {
+    ScopedEnv env(kVar, no);
+    CHECK(env::boolean(kVar) == false);
+  }
+  CHECK_FALSE(env::boolean(kVar).has_value());
+  ScopedEnv empty(kVar, "");
+  CHECK_FALSE(env::boolean(kVar).has_value()); // empty means unset
+  ScopedEnv bad(kVar, "2");
+  CHECK_THROWS_WITH_AS(env::boolean(kVar),
+                       "spec error: environment variable KILN_TEST_KNOB='2': expected a boolean: 1/0, true/false, "
+                       "on/off or yes/no",
+                       Error);
+}
+
+TEST_CASE("environment integers are checked against their range") {
+  {
+    ScopedEnv env(kVar, "12");
+    CHECK(env::integer(kVar, 1, 64) == 12);
+  }
+  for (const char* bad : {"0", "65", "-3", "abc", "1.5", "12abc", "99999999999999999999", "+"}) {
+    CAPTURE(bad);
+    ScopedEnv env(kVar, bad);
+    CHECK_THROWS_WITH_AS(
+        env::integer(kVar, 1, 64),
+        ("spec error: environment variable KILN_TEST_KNOB='" + std::string(bad) + "': expected an integer from 1 to 64")
+            .c_str(),
+        Error);
+  }
+}
+
+TEST_CASE("environment byte sizes take 1024-based suffixes") {
+  const std::vector<std::pair<const char*, uint64_t>> cases{{"4096", 4096},         {"1k", 1024},
+                                                            {"512M", 512ull << 20}, {"2GiB", 2ull << 30},
+                                                            {"3gb", 3ull << 30},    {"1T", 1ull << 40}};
+  for (const auto& [text, bytes] : cases) {
+    ScopedEnv env(kVar, text);
+    CHECK(env::byte_size(kVar) == bytes);
+  }
+  for (const char* bad : {"0", "-1", "1X", "M", "99999999999T", "1.5G"}) {
+    CAPTURE(bad);
+    ScopedEnv env(kVar, bad);
+    CHECK_THROWS_AS(env::byte_size(kVar), Error);
+  }
+}
+
+TEST_CASE("environment choices name every accepted value") {
+  {
+    ScopedEnv env(kVar, "AVX2");
+    CHECK(env::choice(kVar, {"avx2", "avx512"}) == "avx2");
+  }
+  ScopedEnv env(kVar, "avx512f");
+  CHECK_THROWS_WITH_AS(env::choice(kVar, {"avx2", "avx512"}),
+                       "spec error: environment variable KILN_TEST_KNOB='avx512f': expected avx2 or avx512", Error);
+}
+
+TEST_CASE("environment lists check each item") {
+  {
+    ScopedEnv env(kVar, "Tiers, jit");
+    CHECK(env::choices(kVar, {"tiers", "jit"}) == std::vector<std::string>{"tiers", "jit"});
+  }
+  ScopedEnv env(kVar, "tiers,jitt");
+  CHECK_THROWS_AS(env::choices(kVar, {"tiers", "jit"}), Error);
 }

@@ -860,19 +860,18 @@ TEST_CASE("KILN_JIT_DUMP writes each newly generated kernel's bytes to the direc
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("KILN_JIT_ISA picks the ISA, and a name that is neither is refused with the reason") {
+TEST_CASE("KILN_JIT_ISA picks the ISA, and a name that is neither is an error naming it") {
   Region region = unary_region(node(OpKind::sigmoid, {input(0)}));
-  ::setenv("KILN_JIT_ISA", "avx2", 1);
+  ::setenv("KILN_JIT_ISA", "AVX2", 1);
   std::string why;
   auto kernel = compile_region(region, &why);
   ::setenv("KILN_JIT_ISA", "sse9", 1);
   std::string why_bad;
-  auto refused = compile_region(region, &why_bad);
+  CHECK_THROWS_WITH_AS(compile_region(region, &why_bad),
+                       "spec error: environment variable KILN_JIT_ISA='sse9': expected avx2 or avx512", Error);
   ::unsetenv("KILN_JIT_ISA");
   REQUIRE(kernel != nullptr);
   CHECK(kernel->isa() == VectorIsa::avx2);
-  CHECK(refused == nullptr);
-  CHECK(why_bad.find("KILN_JIT_ISA=sse9") != std::string::npos);
   if (!cpu_supports(VectorIsa::avx512)) {
     std::string why_not;
     CHECK(compile_region(region, &why_not, VectorIsa::avx512) == nullptr);

@@ -91,11 +91,45 @@ TEST_CASE("the tier policy reads the environment") {
   CHECK(p.promote_after == 5);
   CHECK_FALSE(p.async);
   setenv("KILN_JIT", "sometimes", 1);
-  CHECK_THROWS_WITH_AS(TierPolicy::from_env(), "spec error: KILN_JIT='sometimes': expected off, auto or always", Error);
+  CHECK_THROWS_WITH_AS(TierPolicy::from_env(),
+                       "spec error: environment variable KILN_JIT='sometimes': expected off, auto, always, 0 or 1",
+                       Error);
+  setenv("KILN_JIT", "OFF", 1); // spellings are case-insensitive
+  CHECK(TierPolicy::from_env().mode == JitMode::off);
+  setenv("KILN_JIT_ASYNC", "no", 1);
+  CHECK_FALSE(TierPolicy::from_env().async);
+  setenv("KILN_JIT_ASYNC", "maybe", 1);
+  CHECK_THROWS_AS(TierPolicy::from_env(), Error);
+  setenv("KILN_JIT_ASYNC", "0", 1);
   setenv("KILN_JIT", "auto", 1);
   setenv("KILN_PROMOTE_AFTER", "-1", 1);
   CHECK_THROWS_AS(TierPolicy::from_env(), Error);
   unsetenv("KILN_JIT");
   unsetenv("KILN_PROMOTE_AFTER");
   unsetenv("KILN_JIT_ASYNC");
+}
+
+// Every knob is checked when a session is made, so a bad value never surfaces later on the compile
+// thread, inside a kernel or at exit.
+TEST_CASE("a session refuses a bad KILN_* variable when it is created") {
+  const std::vector<std::pair<const char*, const char*>> bad{
+      {"KILN_NUM_THREADS", "0"},     {"KILN_CACHE_CAPACITY", "abc"}, {"KILN_JIT_ISA", "AVX512F"},
+      {"KILN_JIT_ASYNC", "maybe"},   {"KILN_JIT_MATMUL", "mkl"},     {"KILN_PACK_WEIGHTS", "2"},
+      {"KILN_LOG", "tiers,bogus"},   {"KILN_MAX_TENSOR_BYTES", "-1"}, {"KILN_PROMOTE_AFTER", "1e3"}};
+  for (const auto& [name, value] : bad) {
+    CAPTURE(name);
+    setenv(name, value, 1);
+    try {
+      Session session;
+      FAIL("accepted " << name << "=" << value);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::spec);
+      CHECK(std::string(e.what()).find(std::string(name) + "='" + value + "'") != std::string::npos);
+      CHECK(std::string(e.what()).find("expected") != std::string::npos);
+    }
+    unsetenv(name);
+  }
+  setenv("KILN_JIT_ISA", "AVX2", 1); // case-insensitive, accepted
+  CHECK_NOTHROW(Session());
+  unsetenv("KILN_JIT_ISA");
 }

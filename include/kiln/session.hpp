@@ -18,7 +18,7 @@ class CompileQueue;
 enum class JitMode { off, automatic, always };
 
 // When signatures move from the interpreter to the JIT tier. Environment: KILN_JIT=off|auto|always,
-// KILN_PROMOTE_AFTER=N, KILN_JIT_ASYNC=0|1.
+// KILN_PROMOTE_AFTER=N, KILN_JIT_ASYNC=BOOL (all parsed by src/core/environment.cpp).
 struct TierPolicy {
   JitMode mode = JitMode::automatic;
   int promote_after = 2; // calls of one signature before it is compiled by the JIT tier

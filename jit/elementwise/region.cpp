@@ -1,4 +1,5 @@
 #include "jit/elementwise/region.hpp"
+#include "core/environment.hpp"
 #include "interp/kernel.hpp"
 #include "jit/elementwise/kernel_generator.hpp"
 #include "jit/elementwise/region_check.hpp"
@@ -82,22 +83,17 @@ bool has_row_or_column_input(const Region& region) {
   });
 }
 
-std::optional<VectorIsa> isa_from_environment(std::string* why_not) {
-  const char* value = std::getenv("KILN_JIT_ISA");
-  if (!value || !*value) return VectorIsa::automatic;
-  std::string name(value);
-  if (name == "avx512") return VectorIsa::avx512;
-  if (name == "avx2") return VectorIsa::avx2;
-  if (why_not) *why_not = "KILN_JIT_ISA=" + name + " is neither avx512 nor avx2";
-  return std::nullopt;
+// KILN_JIT_ISA; a bad value is a kiln::Error (env::check_all reports it when the session is made).
+VectorIsa isa_from_environment() {
+  const std::optional<std::string> name = env::jit_isa();
+  if (!name) return VectorIsa::automatic;
+  return *name == "avx512" ? VectorIsa::avx512 : VectorIsa::avx2;
 }
 
 // The ISA to generate for, or nullopt with a reason when the CPU lacks it.
 std::optional<VectorIsa> resolve_isa(VectorIsa requested, std::string* why_not) {
   if (requested == VectorIsa::automatic) {
-    std::optional<VectorIsa> from_env = isa_from_environment(why_not);
-    if (!from_env) return std::nullopt;
-    requested = *from_env;
+    requested = isa_from_environment();
   }
   if (requested == VectorIsa::automatic) {
     if (cpu_supports(VectorIsa::avx512)) return VectorIsa::avx512;
@@ -118,12 +114,12 @@ uint64_t fnv1a(const std::string& text) {
 }
 
 void dump_if_requested(const ElementwiseKernel& kernel) {
-  const char* dir = std::getenv("KILN_JIT_DUMP");
-  if (!dir || !*dir) return;
+  const std::optional<std::string> dir = env::jit_dump_dir();
+  if (!dir) return;
   char name[64];
   std::snprintf(name, sizeof name, "/kiln_elementwise_%s_%016llx.bin", vector_isa_name(kernel.isa()),
                 static_cast<unsigned long long>(fnv1a(kernel.key())));
-  std::string path = std::string(dir) + name;
+  std::string path = *dir + name;
   std::ofstream out(path, std::ios::binary);
   out.write(reinterpret_cast<const char*>(kernel.code()), std::streamsize(kernel.code_size()));
   // A debugging aid: failing to write it must not fail compilation, but should not be silent.

@@ -1,4 +1,5 @@
 #include "jit/dnnl/matmul.hpp"
+#include "core/environment.hpp"
 #include "jit/tier/epilogue.hpp"
 #include "jit/tier/lowerings.hpp"
 #include <cstdlib>
@@ -69,12 +70,9 @@ bool swaps_last_two_axes(const ir::Op& transpose) {
 // AVX2 (gemm:jit) repacks B on every call, and the interpreter's block-parallel Eigen GEMM with the
 // epilogue fused by xbyak measured faster (mlp b64 1.19 vs 1.98 ms, attn b1 1.47 vs 1.83 ms).
 std::optional<std::string> matmul_left_to_interpreter() {
-  const char* env = std::getenv("KILN_JIT_MATMUL");
-  const std::string choice = env && *env ? env : "auto";
+  const std::string choice = env::jit_matmul().value_or("auto");
   if (choice == "dnnl") return std::nullopt;
   if (choice == "interp") return "KILN_JIT_MATMUL=interp";
-  if (choice != "auto")
-    throw Error(ErrorKind::spec, "KILN_JIT_MATMUL: expected dnnl, interp or auto, got '" + choice + "'");
   if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return std::nullopt;
   return "no AVX-512: oneDNN 2.6 repacks B every call here; the interpreter's GEMM is faster";
 }

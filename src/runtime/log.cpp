@@ -1,6 +1,9 @@
 #include "runtime/log.hpp"
+#include "core/environment.hpp"
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <kiln/error.hpp>
 #include <mutex>
 
 namespace kiln::runtime {
@@ -18,11 +21,16 @@ const char* channel_name(LogChannel c) {
 
 bool log_enabled(LogChannel channel) {
   // Read per call (cheap) so tests can set KILN_LOG at run time.
-  const char* env = std::getenv("KILN_LOG");
-  if (!env) return false;
-  std::string value = "," + std::string(env) + ",";
-  return value.find(",all,") != std::string::npos ||
-         value.find("," + std::string(channel_name(channel)) + ",") != std::string::npos;
+  // Never throws: a bad KILN_LOG is refused when the session is created (env::check_all).
+  std::optional<std::vector<std::string>> channels;
+  try {
+    channels = env::log_channels();
+  } catch (const Error&) {
+    return false;
+  }
+  if (!channels) return false;
+  return std::any_of(channels->begin(), channels->end(),
+                     [&](const std::string& c) { return c == "all" || c == channel_name(channel); });
 }
 
 void log_line(LogChannel channel, const std::string& message) {
