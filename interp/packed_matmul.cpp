@@ -40,7 +40,8 @@ private:
 // tier builds its own plan), alive while any of them is. Weights are matched by fingerprint
 // (address and contents, tensor_fingerprint.hpp).
 std::shared_ptr<const PackedB> shared_packed_b(const Tensor& source, int64_t k, int64_t n, bool transposed) {
-  static SharedCache<std::pair<TensorFingerprint, bool>, PackedB> cache;
+  // Never destroyed: a promotion still running on a session's compile thread at exit may use it.
+  static auto& cache = *new SharedCache<std::pair<TensorFingerprint, bool>, PackedB>;
   return cache.get({fingerprint(source), transposed}, [&] { return PackedB(source, k, n, transposed); });
 }
 

@@ -21,7 +21,8 @@ PrecomputedResults shared_precomputed(const ir::Op& op, std::span<const Tensor> 
   PrecomputeKey key{op.kind, op.attrs, {}};
   for (const Tensor& t : operands)
     key.operands.push_back(fingerprint(t));
-  static SharedCache<PrecomputeKey, std::vector<Tensor>> cache;
+  // Never destroyed: a promotion still running on a session's compile thread at exit may use it.
+  static auto& cache = *new SharedCache<PrecomputeKey, std::vector<Tensor>>;
   return cache.get(key, compute);
 }
 

@@ -54,7 +54,8 @@ private:
 } // namespace
 
 const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  // Never destroyed: a promotion still running on a session's compile thread at exit may use it.
+  static const dnnl::engine& engine = *new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
 

@@ -131,8 +131,9 @@ struct KernelCache {
   std::unordered_map<std::string, std::shared_ptr<const ElementwiseKernel>> kernels;
 };
 
+// Never destroyed: a promotion still running on a session's compile thread at exit may use it.
 KernelCache& kernel_cache() {
-  static KernelCache cache;
+  static KernelCache& cache = *new KernelCache;
   return cache;
 }
 
@@ -179,7 +180,7 @@ const char* vector_isa_name(VectorIsa isa) {
 
 bool cpu_supports(VectorIsa isa) {
   using Cpu = Xbyak::util::Cpu;
-  static const Cpu cpu;
+  static const Cpu& cpu = *new Cpu; // never destroyed, like kernel_cache()
   const bool avx2 = cpu.has(Cpu::tAVX2) && cpu.has(Cpu::tFMA);
   const bool avx512 = avx2 && cpu.has(Cpu::tAVX512F) && cpu.has(Cpu::tAVX512BW) && cpu.has(Cpu::tAVX512VL) &&
                       cpu.has(Cpu::tAVX512DQ) && cpu.has(Cpu::tBMI2);

@@ -1,5 +1,6 @@
 #include "interp/executor.hpp"
 #include "jit/tier/partitioner.hpp"
+#include "jit/tier/warm_up.hpp"
 
 namespace kiln::jit::tier {
 
@@ -15,7 +16,9 @@ std::unique_ptr<runtime::Executable> make_jit_executable(std::shared_ptr<const i
 }
 
 struct JitTierRegistrar {
-  JitTierRegistrar() { runtime::register_tier("jit", &make_jit_executable); }
+  JitTierRegistrar() {
+    runtime::register_tier("jit", &make_jit_executable, [] { warm_up(&make_jit_executable); });
+  }
 } const registrar;
 
 } // namespace

@@ -47,9 +47,19 @@ public:
 using ExecutableFactory =
     std::function<std::unique_ptr<Executable>(std::shared_ptr<const ir::Function> graph, const WeightMap& weights)>;
 
+// Initialises, on the calling thread, the library state a tier's compiles use (oneDNN's
+// implementation lists and kernel registries, kiln's kernel caches). See warm_up_tiers().
+using TierWarmUp = std::function<void()>;
+
 // Tiers register themselves at load time ("interp", "jit"); src/ never includes a tier.
-void register_tier(const std::string& name, ExecutableFactory factory);
+void register_tier(const std::string& name, ExecutableFactory factory, TierWarmUp warm_up = {});
 // Null when the tier is not linked into this build.
 const ExecutableFactory* find_tier(const std::string& name);
+// Runs every tier's warm-up, once per process. A session that compiles in the background calls it
+// from its constructor: static objects are destroyed in the reverse order of their construction, so
+// library statics first built by a background compile would be destroyed at exit before a static
+// session (the default one) had stopped its compile thread, which may still be using them. Built
+// here, before the session is complete, they outlive it.
+void warm_up_tiers();
 
 } // namespace kiln::runtime

@@ -10,8 +10,10 @@ constexpr size_t kRecent = 1024;
 void CacheEntry::record_call(std::string_view tier, double ms) {
   calls.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
-  if (recent_ms_.size() < kRecent) recent_ms_.push_back(ms);
-  else recent_ms_[next_slot_] = ms;
+  if (recent_ms_.size() < kRecent)
+    recent_ms_.push_back(ms);
+  else
+    recent_ms_[next_slot_] = ms;
   next_slot_ = (next_slot_ + 1) % kRecent;
   total_ms_ += ms;
   ++calls_per_tier_[std::string(tier)];
@@ -90,7 +92,8 @@ void ExecutableCache::insert_locked(const std::string& key, std::shared_ptr<Cach
 std::vector<std::shared_ptr<CacheEntry>> ExecutableCache::entries() const {
   std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<CacheEntry>> out;
-  for (const auto& [key, entry] : lru_) out.push_back(entry);
+  for (const auto& [key, entry] : lru_)
+    out.push_back(entry);
   return out;
 }
 
@@ -101,18 +104,24 @@ size_t ExecutableCache::size() const {
 
 CompileQueue::CompileQueue() : thread_([this] { loop(); }) {}
 
-CompileQueue::~CompileQueue() {
+CompileQueue::~CompileQueue() { shutdown(); }
+
+void CompileQueue::shutdown() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    jobs_.clear();
   }
   wake_.notify_all();
-  thread_.join();
+  idle_.notify_all();
+  std::lock_guard join_lock(join_mutex_);
+  if (thread_.joinable()) thread_.join();
 }
 
 void CompileQueue::push(std::function<void()> job) {
   {
     std::lock_guard lock(mutex_);
+    if (stopping_) return;
     jobs_.push_back(std::move(job));
   }
   wake_.notify_one();
@@ -120,7 +129,7 @@ void CompileQueue::push(std::function<void()> job) {
 
 void CompileQueue::wait_idle() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [&] { return jobs_.empty() && !busy_; });
+  idle_.wait(lock, [&] { return (jobs_.empty() || stopping_) && !busy_; });
 }
 
 void CompileQueue::loop() {
@@ -135,7 +144,7 @@ void CompileQueue::loop() {
     job(); // jobs catch their own errors
     lock.lock();
     busy_ = false;
-    if (jobs_.empty()) idle_.notify_all();
+    if (jobs_.empty() || stopping_) idle_.notify_all();
   }
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 #include "runtime/executable.hpp"
-#include <kiln/session.hpp>
 #include <atomic>
+#include <condition_variable>
 #include <future>
+#include <kiln/session.hpp>
 #include <list>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 namespace kiln::runtime {
@@ -66,9 +68,12 @@ private:
 class CompileQueue {
 public:
   CompileQueue();
-  ~CompileQueue();
+  ~CompileQueue(); // shutdown()
+  // Queues a job; dropped once shutdown() has begun (the interpreter keeps serving).
   void push(std::function<void()> job);
   void wait_idle();
+  // Drops the pending jobs, waits for the running one and stops the thread. Idempotent.
+  void shutdown();
 
 private:
   void loop();
@@ -76,6 +81,7 @@ private:
   std::condition_variable wake_, idle_;
   std::list<std::function<void()>> jobs_;
   bool busy_ = false, stopping_ = false;
+  std::mutex join_mutex_; // shutdown() from two threads joins once
   std::thread thread_;
 };
 

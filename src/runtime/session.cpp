@@ -26,12 +26,22 @@ Session::Session(TierPolicy policy, size_t cache_capacity)
     : policy_((env::check_all(), policy)),
       cache_(std::make_unique<runtime::ExecutableCache>(cache_capacity ? cache_capacity
                                                                        : size_t(env::cache_capacity().value_or(256)))),
-      queue_(std::make_unique<runtime::CompileQueue>()) {}
+      queue_(std::make_unique<runtime::CompileQueue>()) {
+  if (policy_.mode == JitMode::automatic && policy_.async) runtime::warm_up_tiers();
+}
 
 Session::~Session() = default;
 
+// At exit the default session stops its compile thread (pending promotions dropped, the running
+// one finished) before any static object built after it is destroyed: the handler is registered
+// once the session is complete, so it runs before their destructors and the session's own.
 std::shared_ptr<Session> Session::default_session() {
   static std::shared_ptr<Session> session = std::make_shared<Session>();
+  static const bool stops_at_exit = [] {
+    std::atexit([] { session->compile_queue().shutdown(); });
+    return true;
+  }();
+  (void)stops_at_exit;
   return session;
 }
 
