@@ -199,6 +199,59 @@ TEST_CASE("kiln run refuses bad input with one error line and no output file") {
     check_refused(scratch.kiln("run " + files.graph + " --input x=" + files.input + weights_and_output), "'x'", output);
   }
   SUBCASE("unknown tier") { check_refused(scratch.kiln(files.run_args() + " --tier fastest"), "fastest", output); }
+  SUBCASE("weights file whose header holds 1e400") {
+    const fs::path weights = scratch / "huge.safetensors";
+    std::string header = R"({"__metadata__":{"a":1e400}})";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string bytes(8, '\0');
+    for (size_t i = 0; i < 8; ++i)
+      bytes[i] = char((header.size() >> (8 * i)) & 0xff);
+    std::ofstream(weights, std::ios::binary) << bytes << header;
+    const CommandResult result = scratch.kiln("run " + files.graph + " --input 0=" + files.input + " --weights " +
+                                              quoted(weights) + " --output " + files.output);
+    check_refused(result, weights.string() + ": header holds a number out of range (", output);
+    CHECK(result.err.rfind("kiln: error: parse error: " + weights.string() + ": ", 0) == 0);
+  }
+}
+
+TEST_CASE("kiln run refuses every hostile io_* file with one error line naming it") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  const fs::path hostile = fs::path(KILN_SOURCE_DIR) / "tests" / "data" / "hostile";
+  REQUIRE(fs::is_directory(hostile));
+  size_t seen = 0;
+  for (const auto& entry : fs::directory_iterator(hostile)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("io_", 0) != 0) continue;
+    CAPTURE(name);
+    ++seen;
+    const bool is_npy = entry.path().extension() == ".npy";
+    const std::string weights = is_npy ? files.weights : quoted(entry.path());
+    const std::string input = is_npy ? quoted(entry.path()) : files.input;
+    const CommandResult result = scratch.kiln("run " + files.graph + " --input 0=" + input + " --weights " + weights +
+                                              " --output " + files.output);
+    check_refused(result, entry.path().string() + ": ", scratch / "out.npy");
+  }
+  CHECK(seen >= 12);
+}
+
+TEST_CASE("kiln run keeps the old output file when writing the new one fails") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  save_npy((scratch / "x.npy").string(), Tensor::randn({4096, 4}, 1)); // a 48 KiB output
+  const std::string old_output = "old output";
+  std::ofstream(scratch / "out.npy") << old_output;
+  // A real EFBIG from write(2): the output outgrows the file size limit (8 blocks of 512 bytes in sh).
+  const CommandResult result = scratch.run("trap '' XFSZ; ulimit -f 8; " + kKiln, files.run_args());
+  CHECK(result.status != 0);
+  CHECK(line_count(result.err) == 1);
+  CHECK_MESSAGE(result.err.rfind("kiln: error: io error: " + (scratch / "out.npy").string() +
+                                     ": writing the temporary file failed: File too large",
+                                 0) == 0,
+                result.err);
+  CHECK(read_text(scratch / "out.npy") == old_output);
+  for (const auto& entry : fs::directory_iterator(scratch.dir))
+    CHECK_MESSAGE(entry.path().filename().string().find(".tmp-") == std::string::npos, entry.path());
 }
 
 TEST_CASE("kiln print and verify accept a staged graph and refuse a malformed one") {

@@ -1,11 +1,13 @@
 #include "io/npy.hpp"
 #include "io/atomic_file.hpp"
-#include <kiln/io.hpp>
+#include "io/byte_count.hpp"
+#include "io/reader_guard.hpp"
 #include <array>
 #include <bit>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <kiln/io.hpp>
 #include <limits>
 #include <optional>
 #include <system_error>
@@ -37,8 +39,7 @@ DType dtype_of_descr(const std::string& descr, const std::string& where) {
       fail(ErrorKind::unsupported, where, "big-endian data ('" + descr + "') is not supported");
     return entry.dtype;
   }
-  fail(ErrorKind::unsupported, where,
-       "unsupported dtype descr '" + descr + "' (kiln reads " + supported_descrs + ")");
+  fail(ErrorKind::unsupported, where, "unsupported dtype descr '" + descr + "' (kiln reads " + supported_descrs + ")");
 }
 
 // A hand-written reader for the one Python literal numpy writes: a dict of string keys whose values
@@ -66,12 +67,12 @@ public:
 private:
   [[noreturn]] void fail_at(const std::string& reason) const { fail_at(pos_, reason); }
   [[noreturn]] void fail_at(size_t at, const std::string& reason) const {
-    fail(ErrorKind::parse, where_,
-         "malformed .npy header at column " + std::to_string(at + 1) + ": " + reason);
+    fail(ErrorKind::parse, where_, "malformed .npy header at column " + std::to_string(at + 1) + ": " + reason);
   }
 
   void skip_spaces() {
-    while (pos_ < text_.size() && std::strchr(" \t\r\n", text_[pos_]) != nullptr) ++pos_;
+    while (pos_ < text_.size() && std::strchr(" \t\r\n", text_[pos_]) != nullptr)
+      ++pos_;
   }
 
   bool consume(char c) {
@@ -157,8 +158,7 @@ private:
 
   io::NpyHeader finish() const {
     if (!descr_) fail(ErrorKind::parse, where_, "malformed .npy header: the dict lacks 'descr'");
-    if (!fortran_order_)
-      fail(ErrorKind::parse, where_, "malformed .npy header: the dict lacks 'fortran_order'");
+    if (!fortran_order_) fail(ErrorKind::parse, where_, "malformed .npy header: the dict lacks 'fortran_order'");
     if (!dims_) fail(ErrorKind::parse, where_, "malformed .npy header: the dict lacks 'shape'");
     if (*fortran_order_)
       fail(ErrorKind::unsupported, where_, "fortran_order arrays are not supported; save a C-ordered array");
@@ -182,14 +182,13 @@ NpyHeader parse_npy_header(std::string_view text, const std::string& where) {
 }
 
 std::string format_npy_header(const NpyHeader& header, const std::string& where) {
-  if (header.dtype == DType::bf16)
-    fail(ErrorKind::unsupported, where, "bf16 has no .npy dtype; cast to f32 first");
+  if (header.dtype == DType::bf16) fail(ErrorKind::unsupported, where, "bf16 has no .npy dtype; cast to f32 first");
   std::string descr;
   for (const DescrCode& entry : descr_codes)
-    if (entry.dtype == header.dtype)
-      descr = (dtype_size(header.dtype) == 1 ? "|" : "<") + std::string(entry.code);
+    if (entry.dtype == header.dtype) descr = (dtype_size(header.dtype) == 1 ? "|" : "<") + std::string(entry.code);
   std::string shape = "(";
-  for (size_t i = 0; i < header.dims.size(); ++i) shape += (i ? ", " : "") + std::to_string(header.dims[i]);
+  for (size_t i = 0; i < header.dims.size(); ++i)
+    shape += (i ? ", " : "") + std::to_string(header.dims[i]);
   shape += header.dims.size() == 1 ? ",)" : ")";
   return "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
 }
@@ -205,15 +204,25 @@ uint32_t read_little_endian(std::istream& in, size_t bytes) {
   std::array<unsigned char, 4> buffer{};
   in.read(reinterpret_cast<char*>(buffer.data()), std::streamsize(bytes));
   uint32_t value = 0;
-  for (size_t i = bytes; i-- > 0;) value = value << 8 | buffer[i];
+  for (size_t i = bytes; i-- > 0;)
+    value = value << 8 | buffer[i];
   return value;
 }
 
+// The header length is checked against the file before the header is allocated: a v2/v3 length
+// field can claim 4 GiB in a 20-byte file.
+void check_header_length(uint64_t length, uint64_t preamble_size, uint64_t file_size, const std::string& path) {
+  uint64_t follows = file_size > preamble_size ? file_size - preamble_size : 0;
+  if (length > follows)
+    fail(ErrorKind::parse, path,
+         "header length " + std::to_string(length) + " exceeds the " + std::to_string(follows) +
+             " bytes that follow it");
+}
+
 // Reads the preamble (magic, version, header length) and returns the header text after it.
-std::string read_header_text(std::istream& in, const std::string& path) {
+std::string read_header_text(std::istream& in, uint64_t file_size, const std::string& path) {
   std::array<char, 8> preamble{};
-  if (!in.read(preamble.data(), preamble.size()))
-    fail(ErrorKind::parse, path, "file is too short to be a .npy file");
+  if (!in.read(preamble.data(), preamble.size())) fail(ErrorKind::parse, path, "file is too short to be a .npy file");
   if (!std::equal(npy_magic.begin(), npy_magic.end(), preamble.begin()))
     fail(ErrorKind::parse, path, "not a .npy file (bad magic)");
   int major = static_cast<unsigned char>(preamble[6]);
@@ -221,8 +230,10 @@ std::string read_header_text(std::istream& in, const std::string& path) {
   if (major < 1 || major > 3)
     fail(ErrorKind::unsupported, path,
          "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
-  size_t length = read_little_endian(in, major == 1 ? 2 : 4);
+  size_t length_bytes = major == 1 ? 2 : 4;
+  size_t length = read_little_endian(in, length_bytes);
   if (!in) fail(ErrorKind::parse, path, "file is too short to be a .npy file");
+  check_header_length(length, preamble.size() + length_bytes, file_size, path);
   std::string text(length, '\0');
   if (!in.read(text.data(), std::streamsize(length)))
     fail(ErrorKind::parse, path, "header truncated: it should hold " + std::to_string(length) + " bytes");
@@ -231,19 +242,14 @@ std::string read_header_text(std::istream& in, const std::string& path) {
 
 // Checks before allocating, so a header claiming a huge array fails cleanly.
 size_t checked_data_size(const io::NpyHeader& header, uint64_t available, const std::string& path) {
-  std::string layout =
-      "shape " + shape_to_string(shape_from_dims(header.dims)) + " of " + dtype_name(header.dtype);
-  uint64_t bytes = dtype_size(header.dtype);
-  for (int64_t dim : header.dims) {
-    if (dim != 0 && bytes > std::numeric_limits<uint64_t>::max() / uint64_t(dim))
-      fail(ErrorKind::parse, path, layout + " is too large");
-    bytes *= uint64_t(dim);
-  }
-  if (bytes > available)
+  std::string layout = "shape " + shape_to_string(shape_from_dims(header.dims)) + " of " + dtype_name(header.dtype);
+  std::optional<uint64_t> bytes = io::checked_byte_count(dtype_size(header.dtype), header.dims);
+  if (!bytes) fail(ErrorKind::parse, path, layout + " is too large");
+  if (*bytes > available)
     fail(ErrorKind::parse, path,
-         "data truncated: " + layout + " needs " + std::to_string(bytes) + " bytes, the file holds " +
+         "data truncated: " + layout + " needs " + std::to_string(*bytes) + " bytes, the file holds " +
              std::to_string(available) + " after the header");
-  return size_t(bytes);
+  return size_t(*bytes);
 }
 
 // A bool holding anything but 0 or 1 is undefined behaviour in C++, so such data is refused.
@@ -273,7 +279,8 @@ std::string npy_preamble(const std::string& dict) {
   std::string out(npy_magic.begin(), npy_magic.end());
   out += char(length_bytes == 2 ? 1 : 2);
   out += '\0';
-  for (size_t i = 0; i < length_bytes; ++i) out += char((length >> (8 * i)) & 0xff);
+  for (size_t i = 0; i < length_bytes; ++i)
+    out += char((length >> (8 * i)) & 0xff);
   out += dict;
   out.append(length - dict.size() - 1, ' ');
   out += '\n';
@@ -282,19 +289,33 @@ std::string npy_preamble(const std::string& dict) {
 
 } // namespace
 
-Tensor load_npy(const std::string& path) {
+namespace {
+
+uint64_t file_size_of(const std::string& path) {
+  std::error_code error;
+  uint64_t size = std::filesystem::file_size(path, error);
+  if (error) fail(ErrorKind::io, path, "cannot read its size: " + error.message());
+  return size;
+}
+
+Tensor read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ErrorKind::io, path, "cannot open: " + std::generic_category().message(errno));
-  io::NpyHeader header = io::parse_npy_header(read_header_text(in, path), path);
-  std::error_code size_error;
-  uint64_t file_size = std::filesystem::file_size(path, size_error);
-  if (size_error) fail(ErrorKind::io, path, "cannot read its size: " + size_error.message());
-  size_t bytes = checked_data_size(header, file_size - uint64_t(in.tellg()), path);
+  uint64_t file_size = file_size_of(path);
+  io::NpyHeader header = io::parse_npy_header(read_header_text(in, file_size, path), path);
+  uint64_t position = uint64_t(in.tellg());
+  size_t bytes = checked_data_size(header, file_size > position ? file_size - position : 0, path);
   Tensor tensor = Tensor::empty(header.dims, header.dtype);
   if (!in.read(static_cast<char*>(tensor.raw_data()), std::streamsize(bytes)))
     fail(ErrorKind::io, path, "reading the data failed");
   if (header.dtype == DType::boolean) check_bool_bytes(tensor, path);
   return tensor;
+}
+
+} // namespace
+
+Tensor load_npy(const std::string& path) {
+  return io::guard_reader(path, [&] { return read_npy(path); });
 }
 
 void save_npy(const std::string& path, const Tensor& tensor) {

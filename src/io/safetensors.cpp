@@ -1,13 +1,16 @@
 #include "io/atomic_file.hpp"
-#include <kiln/io.hpp>
+#include "io/byte_count.hpp"
+#include "io/reader_guard.hpp"
 #include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <kiln/io.hpp>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <system_error>
@@ -21,6 +24,9 @@ static_assert(std::endian::native == std::endian::little, "kiln's file formats a
 using nlohmann::json;
 constexpr size_t header_length_bytes = 8;
 constexpr const char* metadata_key = "__metadata__";
+// The reference reader's limit: a header this large is not a weights file, and parsing it would
+// cost many times its size in memory.
+constexpr uint64_t max_header_length = 100'000'000;
 
 [[noreturn]] void fail(ErrorKind kind, const std::string& path, const std::string& reason) {
   throw Error(kind, path + ": " + reason);
@@ -32,9 +38,9 @@ struct DTypeName {
   DType dtype;
   const char* name;
 };
-constexpr DTypeName safetensors_dtypes[] = {
-    {DType::f32, "F32"}, {DType::f64, "F64"}, {DType::f16, "F16"}, {DType::bf16, "BF16"},   {DType::i8, "I8"},
-    {DType::i32, "I32"}, {DType::i64, "I64"}, {DType::u8, "U8"},   {DType::boolean, "BOOL"}};
+constexpr DTypeName safetensors_dtypes[] = {{DType::f32, "F32"},   {DType::f64, "F64"}, {DType::f16, "F16"},
+                                            {DType::bf16, "BF16"}, {DType::i8, "I8"},   {DType::i32, "I32"},
+                                            {DType::i64, "I64"},   {DType::u8, "U8"},   {DType::boolean, "BOOL"}};
 
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (const DTypeName& entry : safetensors_dtypes)
@@ -71,8 +77,7 @@ size_t checked_file_size(int fd, const std::string& path) {
   if (!S_ISREG(info.st_mode)) fail(ErrorKind::io, path, "not a regular file");
   size_t size = size_t(info.st_size);
   if (size < header_length_bytes)
-    fail(ErrorKind::parse, path,
-         "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
+    fail(ErrorKind::parse, path, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
   return size;
 }
 
@@ -90,8 +95,7 @@ std::shared_ptr<FileMapping> map_file(const std::string& path) {
   }
   int map_errno = errno;
   ::close(fd);
-  if (base == MAP_FAILED)
-    fail(ErrorKind::io, path, "cannot map: " + std::generic_category().message(map_errno));
+  if (base == MAP_FAILED) fail(ErrorKind::io, path, "cannot map: " + std::generic_category().message(map_errno));
   return std::make_shared<FileMapping>(base, size);
 }
 
@@ -102,15 +106,55 @@ uint64_t header_length(const FileMapping& file, const std::string& path) {
     fail(ErrorKind::parse, path,
          "header length " + std::to_string(length) + " exceeds the " +
              std::to_string(file.size() - header_length_bytes) + " bytes that follow it");
+  if (length > max_header_length)
+    fail(ErrorKind::parse, path,
+         "header length " + std::to_string(length) + " exceeds the limit of " + std::to_string(max_header_length) +
+             " bytes");
   return length;
 }
+
+std::string entry_label(const std::string& name) {
+  return name == metadata_key ? std::string(metadata_key) : "tensor '" + name + "'";
+}
+
+// nlohmann keeps the last of repeated keys without a word, so a repeated tensor name (or field)
+// would silently hide an entry; the parse callback refuses repeats in every object.
+class RepeatedKeyCheck {
+public:
+  explicit RepeatedKeyCheck(const std::string& path) : path_(path) {}
+
+  bool operator()(int depth, json::parse_event_t event, const json& parsed) {
+    if (event == json::parse_event_t::object_start) open_objects_.emplace_back();
+    if (event == json::parse_event_t::object_end) open_objects_.pop_back();
+    if (event == json::parse_event_t::key) check(depth, parsed.get_ref<const std::string&>());
+    return true;
+  }
+
+private:
+  void check(int depth, const std::string& key) {
+    if (depth == 1) entry_ = key;
+    if (open_objects_.back().insert(key).second) return;
+    if (depth == 1) fail(ErrorKind::parse, path_, entry_label(key) + " appears twice in the header");
+    fail(ErrorKind::parse, path_, (entry_ ? entry_label(*entry_) : "header") + ": key '" + key + "' appears twice");
+  }
+
+  const std::string& path_;
+  std::vector<std::set<std::string>> open_objects_;
+  std::optional<std::string> entry_; // the top-level key being parsed; none while the top is not an object
+};
 
 json parse_header(const FileMapping& file, uint64_t length, const std::string& path) {
   const char* text = reinterpret_cast<const char*>(file.data()) + header_length_bytes;
   json header;
+  RepeatedKeyCheck repeated_keys(path);
+  auto callback = [&repeated_keys](int depth, json::parse_event_t event, json& parsed) {
+    return repeated_keys(depth, event, parsed);
+  };
   try {
-    header = json::parse(text, text + length);
-  } catch (const json::parse_error& e) {
+    header = json::parse(text, text + length, callback);
+  } catch (const json::out_of_range& e) {
+    fail(ErrorKind::parse, path, std::string("header holds a number out of range (") + e.what() + ")");
+  } catch (const json::exception& e) {
     fail(ErrorKind::parse, path, std::string("header is not valid JSON (") + e.what() + ")");
   }
   if (!header.is_object()) fail(ErrorKind::parse, path, "header is not a JSON object");
@@ -159,8 +203,8 @@ private:
     if (!value.is_string()) fail(ErrorKind::parse, "'dtype' is not a string");
     std::optional<DType> dtype = dtype_from_name(value.get<std::string>());
     if (!dtype)
-      fail(ErrorKind::unsupported, "unknown dtype '" + value.get<std::string>() +
-                                       "' (kiln reads F32 F64 F16 BF16 I8 I32 I64 U8 BOOL)");
+      fail(ErrorKind::unsupported,
+           "unknown dtype '" + value.get<std::string>() + "' (kiln reads F32 F64 F16 BF16 I8 I32 I64 U8 BOOL)");
     return *dtype;
   }
 
@@ -168,7 +212,8 @@ private:
     if (!value.is_array() || !std::all_of(value.begin(), value.end(), is_size))
       fail(ErrorKind::parse, "'shape' is not a list of non-negative integers");
     std::vector<int64_t> dims;
-    for (const json& dim : value) dims.push_back(int64_t(dim.get<uint64_t>()));
+    for (const json& dim : value)
+      dims.push_back(int64_t(dim.get<uint64_t>()));
     return dims;
   }
 
@@ -182,17 +227,12 @@ private:
   }
 
   void check_size(const TensorEntry& entry) const {
-    uint64_t bytes = dtype_size(entry.dtype);
-    for (int64_t dim : entry.dims) {
-      if (dim != 0 && bytes > std::numeric_limits<uint64_t>::max() / uint64_t(dim))
-        fail(ErrorKind::parse, "shape " + shape_to_string(shape_from_dims(entry.dims)) + " is too large");
-      bytes *= uint64_t(dim);
-    }
-    if (bytes != entry.end - entry.begin)
-      fail(ErrorKind::parse, "shape " + shape_to_string(shape_from_dims(entry.dims)) + " of " +
-                                 name_of(entry.dtype) + " needs " + std::to_string(bytes) +
-                                 " bytes but data_offsets " + offsets_text(entry) + " span " +
-                                 std::to_string(entry.end - entry.begin));
+    std::optional<uint64_t> bytes = io::checked_byte_count(dtype_size(entry.dtype), entry.dims);
+    if (!bytes) fail(ErrorKind::parse, "shape " + shape_to_string(shape_from_dims(entry.dims)) + " is too large");
+    if (*bytes != entry.end - entry.begin)
+      fail(ErrorKind::parse, "shape " + shape_to_string(shape_from_dims(entry.dims)) + " of " + name_of(entry.dtype) +
+                                 " needs " + std::to_string(*bytes) + " bytes but data_offsets " + offsets_text(entry) +
+                                 " span " + std::to_string(entry.end - entry.begin));
   }
 
   static std::string offsets_text(const TensorEntry& entry) {
@@ -207,8 +247,7 @@ std::map<std::string, std::string> parse_metadata(const json& value, const std::
   std::map<std::string, std::string> metadata;
   if (!value.is_object()) fail(ErrorKind::parse, path, "__metadata__ is not a JSON object");
   for (const auto& [key, item] : value.items()) {
-    if (!item.is_string())
-      fail(ErrorKind::parse, path, "__metadata__ value of '" + key + "' is not a string");
+    if (!item.is_string()) fail(ErrorKind::parse, path, "__metadata__ value of '" + key + "' is not a string");
     metadata[key] = item.get<std::string>();
   }
   return metadata;
@@ -237,9 +276,17 @@ void check_bool_bytes(const TensorEntry& entry, const std::byte* data, const std
                std::to_string(int(data[i])) + ", not 0 or 1");
 }
 
-} // namespace
+// The format does not align tensor data, and kernels read elements through typed pointers, so a
+// tensor whose bytes are not aligned to its element size gets an aligned copy instead of a view.
+Tensor tensor_of(const TensorEntry& entry, std::byte* data, const std::shared_ptr<FileMapping>& file) {
+  bool aligned = reinterpret_cast<uintptr_t>(data) % dtype_size(entry.dtype) == 0;
+  if (aligned || entry.begin == entry.end) return Tensor::wrap(data, entry.dims, entry.dtype, file);
+  Tensor copy = Tensor::empty(entry.dims, entry.dtype);
+  std::memcpy(copy.raw_data(), data, entry.end - entry.begin);
+  return copy;
+}
 
-SafetensorsFile load_safetensors(const std::string& path) {
+SafetensorsFile read_safetensors(const std::string& path) {
   std::shared_ptr<FileMapping> file = map_file(path);
   uint64_t length = header_length(*file, path);
   json header = parse_header(*file, length, path);
@@ -257,10 +304,15 @@ SafetensorsFile load_safetensors(const std::string& path) {
   check_disjoint(entries, path);
   for (const TensorEntry& entry : entries) {
     if (entry.dtype == DType::boolean) check_bool_bytes(entry, data_section + entry.begin, path);
-    result.tensors.emplace(entry.name,
-                           Tensor::wrap(data_section + entry.begin, entry.dims, entry.dtype, file));
+    result.tensors.emplace(entry.name, tensor_of(entry, data_section + entry.begin, file));
   }
   return result;
+}
+
+} // namespace
+
+SafetensorsFile load_safetensors(const std::string& path) {
+  return io::guard_reader(path, [&] { return read_safetensors(path); });
 }
 
 namespace {
@@ -272,8 +324,7 @@ using NamedTensor = std::pair<std::string, Tensor>;
 std::vector<NamedTensor> layout_order(const std::map<std::string, Tensor>& tensors, const std::string& path) {
   std::vector<NamedTensor> order;
   for (const auto& [name, tensor] : tensors) {
-    if (name == metadata_key)
-      fail(ErrorKind::spec, path, "'__metadata__' is reserved and cannot name a tensor");
+    if (name == metadata_key) fail(ErrorKind::spec, path, "'__metadata__' is reserved and cannot name a tensor");
     if (!tensor.is_concrete())
       fail(ErrorKind::spec, path, "tensor '" + name + "' has no values (undefined or symbolic)");
     order.emplace_back(name, tensor);
@@ -286,23 +337,21 @@ std::vector<NamedTensor> layout_order(const std::map<std::string, Tensor>& tenso
 
 // ordered_json keeps the reference's key order: "__metadata__" first, then tensors in data order,
 // each as dtype, shape, data_offsets.
-std::string header_text(const std::vector<NamedTensor>& order,
-                        const std::map<std::string, std::string>& metadata, const std::string& path) {
+std::string header_text(const std::vector<NamedTensor>& order, const std::map<std::string, std::string>& metadata,
+                        const std::string& path) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header[metadata_key] = metadata;
   uint64_t offset = 0;
   for (const auto& [name, tensor] : order) {
     uint64_t end = offset + tensor.nbytes();
-    header[name] = {
-        {"dtype", name_of(tensor.dtype())}, {"shape", tensor.dims()}, {"data_offsets", {offset, end}}};
+    header[name] = {{"dtype", name_of(tensor.dtype())}, {"shape", tensor.dims()}, {"data_offsets", {offset, end}}};
     offset = end;
   }
   std::string text;
   try {
     text = header.dump();
   } catch (const nlohmann::json::type_error& e) {
-    fail(ErrorKind::spec, path,
-         std::string("tensor names and metadata must be valid UTF-8 (") + e.what() + ")");
+    fail(ErrorKind::spec, path, std::string("tensor names and metadata must be valid UTF-8 (") + e.what() + ")");
   }
   text.append((8 - text.size() % 8) % 8, ' ');
   return text;

@@ -167,7 +167,9 @@ void run_bench(const BenchOptions& options, std::ostream& out) {
   }
   print_table(results, out);
   if (options.json_path.empty()) return;
-  const std::string text = to_json(options, results).dump(1) + "\n";
+  // Replacing invalid UTF-8 (a JIT error text, say) keeps dump() from throwing after the runs are done.
+  const std::string text =
+      to_json(options, results).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   io::write_file_atomic(options.json_path, [&](std::ostream& os) { os << text; });
   out << "wrote " << options.json_path << "\n";
 }
