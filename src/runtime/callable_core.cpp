@@ -195,7 +195,11 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
     entry->record_promotion(0, "the JIT tier is not linked into this build");
     return;
   }
-  auto job = [entry, factory = *jit] {
+  // The queued job holds the entry weakly: a signature evicted before its turn is freed at once and
+  // its promotion skipped, so a cache that thrashes cannot pile up executables in the queue.
+  auto job = [weak_entry = std::weak_ptr<CacheEntry>(entry), factory = *jit] {
+    const std::shared_ptr<CacheEntry> entry = weak_entry.lock();
+    if (!entry) return;
     auto start = Clock::now();
     try {
       std::shared_ptr<const runtime::Executable> exe = factory(entry->graph, entry->weights);
