@@ -1,4 +1,5 @@
 #include "interp/plan.hpp"
+#include "core/checked_arithmetic.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/packed_matmul.hpp"
 #include "interp/precomputed_values.hpp"
@@ -88,7 +89,9 @@ ArenaLayout plan_arena(std::span<const LiveInterval> intervals) {
       if (overlap_in_time(intervals[block.interval], intervals[i])) conflicts.push_back(&block);
     const size_t offset = best_fit_offset(conflicts, bytes);
     layout.offsets[i] = offset;
-    layout.peak_bytes = std::max(layout.peak_bytes, offset + bytes);
+    // Offsets are ends of placed blocks, so checking each end keeps every later sum in range.
+    const auto end = size_t(checked_add(int64_t(offset), int64_t(bytes), "interpreter arena offset"));
+    layout.peak_bytes = std::max(layout.peak_bytes, end);
     auto at = std::upper_bound(placed.begin(), placed.end(), offset,
                                [](size_t off, const PlacedBlock& block) { return off < block.offset; });
     placed.insert(at, PlacedBlock{offset, bytes, i});
@@ -117,7 +120,8 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
                                         "; graphs are specialised to static dims before they are planned");
     values_[v].dtype = type.dtype;
     values_[v].dims = static_dims(type.shape);
-    values_[v].bytes = size_t(numel_of(values_[v].dims)) * dtype_size(type.dtype);
+    values_[v].bytes = size_t(checked_static_byte_size(
+        type.shape, type.dtype, "interpreter plan of @" + fn.name + ": " + value_name(ir::ValueId(v))));
   }
   for (size_t i = 0; i < fn.args.size(); ++i) {
     values_[fn.args[i]].storage = Storage::argument;
@@ -258,6 +262,7 @@ void ExecutionPlan::plan_arena_offsets() {
   ArenaLayout layout = plan_arena(intervals);
   for (size_t i = 0; i < arena_values.size(); ++i)
     values_[arena_values[i]].arena_offset = layout.offsets[i];
+  check_allocation_size(layout.peak_bytes, "the interpreter arena of @" + fn.name);
   arena_bytes_ = layout.peak_bytes;
 }
 

@@ -1,18 +1,24 @@
+#include "core/checked_arithmetic.hpp"
 #include "ir/graph.hpp"
 #include "ir/ops.hpp"
+#include "ir/specialize.hpp"
 #include "ir/text/parser.hpp"
 #include "ir/text/printer.hpp"
+#include "ir/verify.hpp"
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
 #include <kiln/error.hpp>
+#include <kiln/stage.hpp>
 #include <kiln/tensor.hpp>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -288,6 +294,67 @@ const char* const kFooter = "    return %0 : !kiln.tensor<[2], f32>\n  }\n}\n";
 const char* const kT2 = "!kiln.tensor<[2], f32>";
 
 std::string in_function(const std::string& body) { return kHeader + body + kFooter; }
+
+// The message of the kiln::Error of `kind` that parsing `marked` (without its '^') throws, checked
+// to start with the marker's "bad.mlir:<line>:<col>: ".
+std::string error_at_marker(const std::string& marked, ErrorKind kind) {
+  auto [text, position] = strip_marker(marked);
+  try {
+    parse_module(text, "bad.mlir");
+  } catch (const Error& error) {
+    CHECK(error.kind() == kind);
+    CHECK_MESSAGE(error.message().starts_with("bad.mlir:" + position + ": "), error.message());
+    return error.message();
+  }
+  return "(parsed without error)";
+}
+
+// Sets one variable for the life of the guard, then restores what was there.
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A module of functions @f0 .. @f<n-1> where each @fi calls the @f<calls[i]> listed (none: -1),
+// every call at model.py:<10 + i>:5.
+Module calling_module(const std::vector<int>& calls) {
+  Module m;
+  const ValueType t = tensor_type(DType::f32, {2});
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Function& fn = m.functions.emplace_back();
+    fn.name = "f" + std::to_string(i);
+    fn.is_private = i > 0;
+    ValueId x = fn.add_arg(t);
+    if (calls[i] < 0) {
+      fn.outputs = {x};
+      continue;
+    }
+    Attrs callee{{"callee", Attr::of_string("f" + std::to_string(calls[i]))}};
+    OpId call = fn.add_op(OpKind::call, {x}, {t}, callee, {"model.py", uint32_t(10 + i), 5});
+    fn.outputs = {fn.ops[call].results[0]};
+  }
+  return m;
+}
+
+std::string verify_error(const Module& m) {
+  try {
+    verify_module(m);
+  } catch (const Error& error) {
+    CHECK(error.kind() == ErrorKind::unsupported);
+    return error.message();
+  }
+  return "(verified without error)";
+}
 
 } // namespace
 
@@ -626,4 +693,105 @@ TEST_CASE("parse errors for multi-result uses and mismatched calls") {
                         "\n  }\n  func.func @f2(%arg0: " + t2 + ") -> !kiln.tensor<[2], i32> {\n    return %arg0 : ^" +
                         t2 + "\n  }\n}\n",
                     "returned type f32 [2] differs from result 0 of @f2, expected i32 [2]");
+}
+
+TEST_CASE("a declared type too large to exist is a shape error naming its dims and line:column") {
+  std::string huge = "!kiln.tensor<[4294967296, 4294967296, 16], f32>";
+  CHECK(error_at_marker("module @m {\n  func.func @f(%arg0: ^" + huge + ") -> () {\n    return\n  }\n}\n",
+                        ErrorKind::shape) ==
+        "bad.mlir:2:23: argument `%arg0` of @f: f32 [4294967296, 4294967296, 16] has more elements than int64 counts");
+  CHECK(error_at_marker("module @m {\n  func.func @f() -> ^" + huge + " {\n", ErrorKind::shape) ==
+        "bad.mlir:2:21: result 0 of @f: f32 [4294967296, 4294967296, 16] has more elements than int64 counts");
+  std::string full = in_function("    %0 = \"kiln.full\"() {dtype = f32, shape = [4294967296, 4294967296, 16], value = "
+                                 "0.0 : f64} : () -> ^" +
+                                 huge + "\n");
+  CHECK(error_at_marker(full, ErrorKind::shape)
+            .ends_with("result 0 of kiln.full: f32 [4294967296, 4294967296, 16] has more elements than int64 counts"));
+  // Through load_staged's path too: parse, then verify.
+  CHECK_THROWS_WITH_AS(
+      parse_staged("module @m {\n  func.func @f(%a: " + huge + ") -> () {\n    return\n  }\n}\n", "g.mlir"),
+      "shape error: g.mlir:2:20: argument `%a` of @f: f32 [4294967296, 4294967296, 16] has more "
+      "elements than int64 counts",
+      Error);
+}
+
+TEST_CASE("sizes that overflow inside an op's inference are shape errors at the op's line:column") {
+  std::string pad =
+      in_function("    %0 = ^\"kiln.pad\"(%arg0) {pads = array<i64: 1, 9223372036854775807>, value = 0.0 : "
+                  "f64} : (!kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32>\n");
+  CHECK(error_at_marker(pad, ErrorKind::shape)
+            .ends_with(": kiln.pad at <unknown>: padded dim: 3 + 9223372036854775807 overflows int64"));
+  std::string arange =
+      in_function("    %0 = ^\"kiln.arange\"() {dtype = f32, start = 0.0 : f64, step = 0.001 : f64, stop "
+                  "= 1.0e30 : f64} : () -> !kiln.tensor<[2], f32>\n");
+  CHECK(error_at_marker(arange, ErrorKind::shape).find("does not fit in int64") != std::string::npos);
+  std::string dense = in_function("    %0 = \"kiln.constant\"() {value = ^dense<\"0x00\"> : "
+                                  "tensor<4294967296x4294967296x16xf32>} : () -> !kiln.tensor<[2], f32>\n");
+  CHECK(error_at_marker(dense, ErrorKind::shape)
+            .ends_with("dense tensor f32 [4294967296, 4294967296, 16] has more elements than int64 counts"));
+}
+
+TEST_CASE("KILN_MAX_TENSOR_BYTES makes a 2 KiB tensor type a shape error") {
+  ScopedEnv limit("KILN_MAX_TENSOR_BYTES", "1K");
+  const std::string ok = "module @m {\n  func.func @f(%a: !kiln.tensor<[256], f32>) -> () {\n    return\n  }\n}\n";
+  CHECK(parse_module(ok, "ok.mlir").entry().args.size() == 1);
+  CHECK(error_at_marker("module @m {\n  func.func @f(%a: ^!kiln.tensor<[2, 256], f32>) -> () {\n    return\n  }\n}\n",
+                        ErrorKind::shape) ==
+        "bad.mlir:2:20: argument `%a` of @f: f32 [2, 256] needs 2048 bytes, more than the limit of 1024 bytes "
+        "(KILN_MAX_TENSOR_BYTES)");
+  Module m = calling_module({-1});
+  m.entry().values[0].type = tensor_type(DType::f32, {2, 256});
+  CHECK_THROWS_WITH_AS(verify_module(m),
+                       "shape error: @f0 argument 0: f32 [2, 256] needs 2048 bytes, more than the limit "
+                       "of 1024 bytes (KILN_MAX_TENSOR_BYTES)",
+                       Error);
+}
+
+TEST_CASE("verify refuses a function that calls itself, naming the callee and the call's line") {
+  Module m = calling_module({0});
+  CHECK(verify_error(m) ==
+        "func.call @f0 at model.py:10:5 in @f0: calls form a cycle @f0 -> @f0; recursion is not supported");
+  // Compiling refuses it through the same check.
+  std::vector<ValueType> args{tensor_type(DType::f32, {2})};
+  CHECK_THROWS_WITH_AS(specialize(m, args), ("unsupported error: " + verify_error(m)).c_str(), Error);
+  std::string text = "module @m {\n  func.func @f(%arg0: " + std::string(kT2) + ") -> " + kT2 +
+                     " {\n    %0 = func.call ^@f(%arg0) : (" + kT2 + ") -> " + kT2 + "\n    return %0 : " + kT2 +
+                     "\n  }\n}\n";
+  check_parse_error(text, "call to `@f` in @f: calls form a cycle @f -> @f; recursion is not supported, expected "
+                          "calls that kiln can inline: no cycles, nested at most 64 deep");
+}
+
+TEST_CASE("verify refuses a cycle of two functions, naming the callee and the call's line") {
+  Module m = calling_module({1, 2, 1});
+  CHECK(verify_error(m) ==
+        "func.call @f1 at model.py:12:5 in @f2: calls form a cycle @f1 -> @f2 -> @f1; recursion is not supported");
+  std::string t2 = kT2;
+  std::string text = "module @m {\n  func.func @a(%x: " + t2 + ") -> " + t2 + " {\n    %0 = func.call @b(%x) : (" + t2 +
+                     ") -> " + t2 + "\n    return %0 : " + t2 + "\n  }\n  func.func private @b(%x: " + t2 + ") -> " +
+                     t2 + " {\n    %0 = func.call ^@a(%x) : (" + t2 + ") -> " + t2 + "\n    return %0 : " + t2 +
+                     "\n  }\n}\n";
+  check_parse_error(text, "call to `@a` in @b: calls form a cycle @a -> @b -> @a; recursion is not supported, expected "
+                          "calls that kiln can inline: no cycles, nested at most 64 deep");
+}
+
+TEST_CASE("verify refuses calls nested deeper than 64 and accepts shared callees") {
+  std::vector<int> chain;
+  for (int i = 0; i < 66; ++i)
+    chain.push_back(i + 1 < 66 ? i + 1 : -1);
+  CHECK(verify_error(calling_module(chain)).ends_with(": calls nest deeper than 64"));
+  chain.erase(chain.begin()); // 64 nested calls: @f0 -> ... -> @f64
+  for (int& callee : chain)
+    callee = callee < 0 ? -1 : callee - 1;
+  CHECK_NOTHROW(verify_module(calling_module(chain)));
+  CHECK_NOTHROW(verify_module(calling_module({2, 2, -1}))); // a diamond is no cycle
+}
+
+TEST_CASE("deeply nested brackets are a parse error, not a stack overflow") {
+  const std::string deep(100000, '[');
+  check_parse_error("module @m {\n  func.func @f(%arg0: !kiln.tensor<[^" + deep + "], f32>) -> () {\n",
+                    "bad dim `[`, "
+                    "expected a size >= 0 or a symbolic name such as batch");
+  check_parse_error(
+      in_function("    %0 = \"kiln.reshape\"(%arg0) {shape = [^" + deep + "} : (" + kT2 + ") -> " + kT2 + "\n"),
+      "bad dim `[`, expected a size >= -1 or a quoted symbolic name such as \"batch\"");
 }

@@ -1,7 +1,14 @@
+#include "core/checked_arithmetic.hpp"
 #include "ir/ops.hpp"
 #include "ir/shape_inference.hpp"
+#include "ir/specialize.hpp"
+#include <cmath>
+#include <cstdlib>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
+#include <limits>
+#include <optional>
+#include <unistd.h>
 
 using namespace kiln;
 using ir::Attr;
@@ -33,6 +40,49 @@ bool mentions(const std::string& haystack, const std::string& needle) {
   if (!found) MESSAGE("'" << needle << "' not in '" << haystack << "'");
   return found;
 }
+
+// Sets (or unsets, for nullptr) one variable for the life of the guard, then restores it.
+class ScopedEnv {
+public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+template <class Fn> std::string thrown_by(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::shape);
+    return e.message();
+  }
+  return "<no error>";
+}
+
+Attrs pool_attrs(int64_t kernel, int64_t stride, int64_t padding) {
+  return {{"kernel", Attr::of_ints({kernel, kernel})},
+          {"stride", Attr::of_ints({stride, stride})},
+          {"padding", Attr::of_ints({padding, padding})}};
+}
+
+Attrs arange_attrs(double start, double stop, double step) {
+  return {{"start", Attr::of_float(start)},
+          {"stop", Attr::of_float(stop)},
+          {"step", Attr::of_float(step)},
+          {"dtype", Attr::of_dtype(DType::f32)}};
+}
+
+constexpr int64_t k2to32 = int64_t(1) << 32;
+constexpr int64_t k2to62 = int64_t(1) << 62;
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
 } // namespace
 
@@ -221,4 +271,137 @@ TEST_CASE("the op table knows every op by name") {
     CHECK(ir::op_kind_from_name(info.name) == OpKind(i));
   }
   CHECK_FALSE(ir::op_kind_from_name("frobnicate").has_value());
+}
+
+TEST_CASE("element counts that overflow int64 are shape errors, not wrapped numbers") {
+  CHECK(mentions(thrown_by([] {
+                   numel_of({k2to32, k2to32, 16});
+                 }),
+                 "[4294967296, 4294967296, 16] has more elements than int64 counts"));
+  CHECK(numel_of({k2to32, k2to32, 0}) == 0); // a zero dim empties any shape
+  CHECK(numel_of({3, 4}) == 12);
+  CHECK(checked_numel(std::vector<int64_t>{}) == 1);
+  CHECK(mentions(thrown_by([] { checked_byte_size(std::vector<int64_t>{int64_t(1) << 61}, DType::f64); }),
+                 "the byte size overflows int64"));
+  CHECK(mentions(thrown_by([] {
+                   checked_static_byte_size({"batch", k2to32, k2to32}, DType::f32, "%x");
+                 }),
+                 "%x: f32 [batch, 4294967296, 4294967296] has more elements than int64 counts"));
+  CHECK(checked_static_byte_size({"batch", 3}, DType::f32, "%x") == 12); // symbolic dims are not sized
+}
+
+TEST_CASE("checked add, sub, mul and float conversion refuse what int64 cannot hold") {
+  CHECK(checked_add(2, 3, "x") == 5);
+  CHECK(checked_sub(2, 3, "x") == -1);
+  CHECK(checked_mul(-4, 3, "x") == -12);
+  CHECK(mentions(thrown_by([] { checked_add(kMax, 1, "padded dim"); }),
+                 "padded dim: 9223372036854775807 + 1 overflows int64"));
+  CHECK(mentions(thrown_by([] { checked_sub(-kMax, 2, "x"); }), "overflows int64"));
+  CHECK(mentions(thrown_by([] { checked_mul(k2to32, k2to32, "x"); }), "4294967296 * 4294967296 overflows int64"));
+  CHECK(checked_int64(-3.0, "x") == -3);
+  CHECK(checked_int64(9007199254740992.0, "x") == 9007199254740992);
+  CHECK(mentions(thrown_by([] { checked_int64(9223372036854775808.0, "x"); }), "does not fit in int64"));
+  CHECK(mentions(thrown_by([] { checked_int64(std::nan(""), "x"); }), "does not fit in int64"));
+  CHECK(mentions(thrown_by([] { checked_int64(-INFINITY, "x"); }), "does not fit in int64"));
+}
+
+TEST_CASE("pooling and conv2d with huge padding, stride or dilation are refused without overflowing") {
+  CHECK(mentions(error_of(OpKind::max_pool2d, {f32({1, 1, 7, 7})}, pool_attrs(3, 1, k2to62)),
+                 "padding must be at most half the kernel"));
+  CHECK(mentions(error_of(OpKind::avg_pool2d, {f32({1, 1, 7, 7})}, pool_attrs(0, 1, 0)), "kernel sizes must be > 0"));
+  CHECK(shape_of(OpKind::max_pool2d, {f32({1, 1, 7, 7})}, pool_attrs(3, kMax, 1)) == Shape{1, 1, 1, 1});
+  auto conv = [](int64_t padding, int64_t dilation) {
+    return Attrs{{"stride", Attr::of_ints({1, 1})},
+                 {"padding", Attr::of_ints({padding, padding})},
+                 {"dilation", Attr::of_ints({dilation, dilation})},
+                 {"groups", Attr::of_int(1)}};
+  };
+  std::string padded = error_of(OpKind::conv2d, {f32({1, 1, 8, 8}), f32({1, 1, 3, 3})}, conv(k2to62, 1));
+  CHECK(mentions(padded, "kiln.conv2d at model.cpp:42:17: padding: 2 * 4611686018427387904 overflows int64"));
+  CHECK(mentions(error_of(OpKind::conv2d, {f32({1, 1, 8, 8}), f32({1, 1, 3, 3})}, conv(0, k2to62)),
+                 "dilated window: 4611686018427387904 * 2 overflows int64"));
+  CHECK(ir::infer::window_output(8, 3, 1, 1, 1) == 8);
+}
+
+TEST_CASE("arange lengths are checked before the float is cast") {
+  CHECK(mentions(error_of(OpKind::arange, {}, arange_attrs(0, 1e30, 1e-3)), "does not fit in int64"));
+  CHECK(mentions(error_of(OpKind::arange, {}, arange_attrs(0, std::nan(""), 1)), "does not fit in int64"));
+  CHECK(mentions(error_of(OpKind::arange, {}, arange_attrs(0, 5, 0)), "step is zero"));
+  CHECK(shape_of(OpKind::arange, {}, arange_attrs(0, -1e30, 1e-3)) == Shape{0});
+  CHECK(checked_arange_size(0, 5, 2) == 3);
+  CHECK(mentions(thrown_by([] { Tensor::arange(0.0, 1e30, 1e-3); }), "does not fit in int64"));
+}
+
+TEST_CASE("slice with a huge step keeps one element instead of overflowing") {
+  auto sliced = [](int64_t start, int64_t end, int64_t step) {
+    return shape_of(
+        OpKind::slice, {f32({10})},
+        {{"starts", Attr::of_ints({start})}, {"ends", Attr::of_ints({end})}, {"steps", Attr::of_ints({step})}});
+  };
+  CHECK(sliced(0, 10, kMax) == Shape{1});
+  CHECK(sliced(3, kMax, kMax) == Shape{1});
+  CHECK(sliced(3, 3, kMax) == Shape{0});
+  CHECK(sliced(0, 10, 3) == Shape{4});
+  CHECK(
+      mentions(error_of(OpKind::slice, {f32({10})},
+                        {{"starts", Attr::of_ints({0})}, {"ends", Attr::of_ints({10})}, {"steps", Attr::of_ints({0})}}),
+               "slice step must be positive"));
+}
+
+TEST_CASE("reshape, concat, split and pad sizes that overflow are shape errors") {
+  CHECK(mentions(error_of(OpKind::reshape, {f32({2})}, {{"shape", Attr::of_shape({k2to32, k2to32, 16})}}),
+                 "kiln.reshape at model.cpp:42:17: element count: 4294967296 * 4294967296 overflows int64"));
+  CHECK_THROWS_AS(ir::infer::resolve_reshape({2}, {k2to32, k2to32, 16, -1}), SizeError);
+  CHECK_THROWS_AS(ir::infer::resolve_reshape({k2to32, k2to32, 16}, {-1}), SizeError);
+  CHECK(mentions(error_of(OpKind::concat, {f32({k2to62}), f32({k2to62})}, {{"axis", Attr::of_int(0)}}),
+                 "concat axis: 4611686018427387904 + 4611686018427387904 overflows int64"));
+  CHECK(mentions(error_of(OpKind::split, {f32({10})}, {{"axis", Attr::of_int(0)}, {"sizes", Attr::of_ints({kMax, 1})}}),
+                 "split sizes: 9223372036854775807 + 1 overflows int64"));
+  CHECK(mentions(error_of(OpKind::pad, {f32({2})}, {{"pads", Attr::of_ints({1, kMax})}, {"value", Attr::of_float(0)}}),
+                 "padded dim: 3 + 9223372036854775807 overflows int64"));
+}
+
+TEST_CASE("KILN_MAX_TENSOR_BYTES bounds inferred results and allocated tensors") {
+  ScopedEnv limit("KILN_MAX_TENSOR_BYTES", "1K");
+  CHECK(max_tensor_bytes() == 1024);
+  auto full = [](Shape shape) {
+    return Attrs{{"shape", Attr::of_shape(std::move(shape))},
+                 {"value", Attr::of_float(1)},
+                 {"dtype", Attr::of_dtype(DType::f32)}};
+  };
+  CHECK(shape_of(OpKind::full, {}, full({256})) == Shape{256}); // exactly 1 KiB
+  CHECK(mentions(error_of(OpKind::full, {}, full({512})),
+                 "kiln.full at model.cpp:42:17: result 0: f32 [512] needs 2048 bytes, more than the limit of 1024 "
+                 "bytes (KILN_MAX_TENSOR_BYTES)"));
+  CHECK(mentions(error_of(OpKind::full, {}, full({"batch", 512})), "f32 [batch, 512] needs 2048 bytes"));
+  CHECK(Tensor::zeros({256}).nbytes() == 1024);
+  CHECK(mentions(thrown_by([] { Tensor::zeros({512}); }), "f32 [512] needs 2048 bytes"));
+  CHECK(mentions(thrown_by([] { Tensor::ones({2, 256}, DType::i32); }), "i32 [2, 256] needs 2048 bytes"));
+  CHECK(mentions(thrown_by([] { Tensor::arange(512); }), "needs 2048 bytes"));
+}
+
+TEST_CASE("without KILN_MAX_TENSOR_BYTES the limit is the machine's physical memory") {
+  ScopedEnv unset("KILN_MAX_TENSOR_BYTES", nullptr);
+  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  CHECK(max_tensor_bytes() == physical);
+  const int64_t elements = int64_t(physical / 4 + 1);
+  CHECK(mentions(thrown_by([&] { Tensor::empty({elements}); }), "the machine's physical memory"));
+}
+
+TEST_CASE("specialising checks the shapes that bound symbols make concrete") {
+  ScopedEnv limit("KILN_MAX_TENSOR_BYTES", "1M");
+  ir::Module module;
+  ir::Function& fn = module.functions.emplace_back();
+  fn.name = "main";
+  ir::ValueId n = fn.add_arg(f32({"n"}));
+  Attrs square{
+      {"shape", Attr::of_shape({"n", "n"})}, {"value", Attr::of_float(0)}, {"dtype", Attr::of_dtype(DType::f32)}};
+  ir::ValueId grid = fn.ops[fn.add_op(OpKind::full, {}, {f32({"n", "n"})}, square, {"model.cpp", 9, 3})].results[0];
+  fn.outputs = {grid, n};
+  std::vector<ValueType> small{f32({100})}, large{f32({1000})};
+  CHECK(ir::specialize(module, small).outputs.size() == 2); // 40000 bytes
+  CHECK(mentions(thrown_by([&] { ir::specialize(module, large); }),
+                 "kiln.full at model.cpp:9:3: result 0: f32 [1000, 1000] needs 4000000 bytes"));
+  std::vector<ValueType> huge{f32({int64_t(1) << 40})};
+  CHECK(mentions(thrown_by([&] { ir::specialize(module, huge); }), "argument 0: f32 [1099511627776] needs"));
 }

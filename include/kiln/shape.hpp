@@ -10,10 +10,10 @@ namespace kiln {
 // The same name in two places means the same size.
 class Dim {
 public:
-  Dim(int64_t size);           // NOLINT: implicit so {"batch", 2} reads naturally
+  Dim(int64_t size);                    // NOLINT: implicit so {"batch", 2} reads naturally
   Dim(int size) : Dim(int64_t{size}) {} // NOLINT
-  Dim(const char* name);       // NOLINT
-  Dim(std::string name);       // NOLINT
+  Dim(const char* name);                // NOLINT
+  Dim(std::string name);                // NOLINT
   static Dim symbolic(std::string name) { return Dim(std::move(name)); }
 
   bool is_static() const { return name_.empty(); }
@@ -39,6 +39,8 @@ bool shape_is_static(const Shape& shape);
 // Static sizes of a fully static shape; throws kiln::Error(shape) naming the symbolic dim otherwise.
 std::vector<int64_t> static_dims(const Shape& shape);
 Shape shape_from_dims(const std::vector<int64_t>& dims);
+// The element count; throws kiln::Error(shape) naming the dims when one is negative or the count
+// overflows int64.
 int64_t numel_of(const std::vector<int64_t>& dims);
 
 } // namespace kiln

@@ -1,6 +1,7 @@
 #include "interp/kernels/gemm.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/kernels.hpp"
+#include "ir/shape_inference.hpp"
 #include <Eigen/Core>
 #include <cmath>
 
@@ -23,8 +24,13 @@ std::array<int64_t, 2> pair_attr(const ir::Op& op, const std::string& name, int6
   return {v[0], v[1]};
 }
 
+// The op table's output size (overflow-checked); -1, which no dim equals, when the window does not fit.
 int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
-  return (size + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+  try {
+    return ir::infer::window_output(size, kernel, stride, pad, dilation);
+  } catch (const std::exception&) {
+    return -1;
+  }
 }
 
 // Checks that the preallocated NCHW result has the dims the window implies.

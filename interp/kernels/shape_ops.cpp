@@ -119,12 +119,17 @@ void slice(const KernelArgs& args) {
     if (steps[d] <= 0)
       throw Error(ErrorKind::unsupported, op_place(args.op) + ": step " + std::to_string(steps[d]) + " on axis " +
                                               std::to_string(d) + "; only positive steps are supported");
-    const bool in_range = starts[d] >= 0 && starts[d] + (y.dims[d] - 1) * steps[d] < x.dims[d];
+    // The last element read, start + (count - 1) * step, stays inside the axis; written as a division so
+    // a huge step cannot overflow.
+    const bool in_range =
+        starts[d] >= 0 && starts[d] < x.dims[d] && (y.dims[d] - 1) <= (x.dims[d] - 1 - starts[d]) / steps[d];
     if (y.dims[d] > 0 && !in_range)
       throw Error(ErrorKind::shape, op_place(args.op) + ": " + std::to_string(y.dims[d]) + " elements from " +
                                         std::to_string(starts[d]) + " by " + std::to_string(steps[d]) + " leave axis " +
                                         std::to_string(d) + " of size " + std::to_string(x.dims[d]));
-    strides[0][d] = in_strides[d] * steps[d];
+    if (y.dims[d] == 0) continue; // nothing is read, and start may lie anywhere
+    // A one-element axis never moves by its step (which may be huge); longer ones fit in the axis.
+    strides[0][d] = y.dims[d] > 1 ? in_strides[d] * steps[d] : in_strides[d];
     base[0] += starts[d] * in_strides[d];
   }
   if (y.numel() == 0) return;
@@ -210,8 +215,10 @@ void pad(const KernelArgs& args) {
   const auto& pads = args.op.attrs.get_ints("pads");
   const size_t rank = x.dims.size();
   bool fits = pads.size() == 2 * rank && y.dims.size() == rank;
+  // y - x - lo == hi rather than x + lo + hi == y: huge pads must not overflow on the way to a refusal.
   for (size_t d = 0; fits && d < rank; ++d)
-    fits = pads[2 * d] >= 0 && pads[2 * d + 1] >= 0 && y.dims[d] == x.dims[d] + pads[2 * d] + pads[2 * d + 1];
+    fits = pads[2 * d] >= 0 && pads[2 * d + 1] >= 0 && y.dims[d] >= x.dims[d] &&
+           y.dims[d] - x.dims[d] - pads[2 * d] == pads[2 * d + 1];
   if (!fits)
     throw Error(ErrorKind::shape, op_place(args.op) + ": pads do not take " + dims_string(x.dims) + " to " +
                                       dims_string(y.dims) + " (non-negative [lo0, hi0, lo1, hi1, ...] expected)");

@@ -1,3 +1,4 @@
+#include "core/checked_arithmetic.hpp"
 #include <kiln/error.hpp>
 #include <kiln/layout.hpp>
 #include <kiln/shape.hpp>
@@ -13,8 +14,8 @@ Dim::Dim(const char* name) : Dim(std::string(name ? name : "")) {}
 
 Dim::Dim(std::string name) : name_(std::move(name)) {
   if (!is_valid_symbolic_name(name_))
-    throw Error(ErrorKind::spec, "invalid symbolic dimension name '" + name_ +
-                                     "': it must match [A-Za-z_][A-Za-z0-9_]*");
+    throw Error(ErrorKind::spec,
+                "invalid symbolic dimension name '" + name_ + "': it must match [A-Za-z_][A-Za-z0-9_]*");
 }
 
 std::string Dim::to_string() const { return is_symbolic() ? name_ : std::to_string(size_); }
@@ -57,11 +58,7 @@ std::vector<int64_t> static_dims(const Shape& shape) {
 
 Shape shape_from_dims(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
 
-int64_t numel_of(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
+int64_t numel_of(const std::vector<int64_t>& dims) { return checked_numel(dims); }
 
 std::string Device::to_string() const {
   return std::string(kind == DeviceKind::cpu ? "cpu" : "accelerator") + ":" + std::to_string(id);

@@ -1,15 +1,18 @@
+#include "core/checked_arithmetic.hpp"
 #include "core/half.hpp"
 #include "core/tensor_impl.hpp"
-#include <kiln/functional.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <cmath>
+#include <kiln/functional.hpp>
 #include <random>
 
 namespace kiln {
 namespace detail {
 
 std::shared_ptr<void> allocate_aligned(size_t bytes, bool zero) {
+  // Every tensor and arena comes through here: the limit also keeps the rounding below from wrapping.
+  check_allocation_size(bytes, "an allocation");
   size_t rounded = ((bytes == 0 ? 1 : bytes) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded);
   if (!p) throw Error(ErrorKind::internal, "out of memory allocating " + std::to_string(bytes) + " bytes");
@@ -24,9 +27,10 @@ namespace {
 std::shared_ptr<detail::TensorImpl> concrete_impl(const std::vector<int64_t>& dims, DType dtype, bool zero) {
   for (int64_t d : dims)
     if (d < 0) throw Error(ErrorKind::shape, "tensor dimension " + std::to_string(d) + " is negative");
+  const uint64_t bytes = checked_byte_size(dims, dtype);
   auto impl = std::make_shared<detail::TensorImpl>();
   impl->layout = TensorLayout(dtype, shape_from_dims(dims));
-  impl->storage = detail::allocate_aligned(size_t(numel_of(dims)) * dtype_size(dtype), zero);
+  impl->storage = detail::allocate_aligned(size_t(bytes), zero);
   impl->data = impl->storage.get();
   return impl;
 }
@@ -50,24 +54,23 @@ void store_double(void* data, DType dtype, int64_t i, double v) {
 Tensor Tensor::empty(const std::vector<int64_t>& dims, DType dtype) {
   return Tensor(concrete_impl(dims, dtype, false));
 }
-Tensor Tensor::zeros(const std::vector<int64_t>& dims, DType dtype) {
-  return Tensor(concrete_impl(dims, dtype, true));
-}
+Tensor Tensor::zeros(const std::vector<int64_t>& dims, DType dtype) { return Tensor(concrete_impl(dims, dtype, true)); }
 Tensor Tensor::ones(const std::vector<int64_t>& dims, DType dtype) { return full(dims, 1.0, dtype); }
 
 Tensor Tensor::full(const std::vector<int64_t>& dims, double value, DType dtype) {
   Tensor t = empty(dims, dtype);
-  for (int64_t i = 0, n = t.numel(); i < n; ++i) store_double(t.raw_data(), dtype, i, value);
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    store_double(t.raw_data(), dtype, i, value);
   return t;
 }
 
 Tensor Tensor::arange(int64_t n, DType dtype) { return arange(0.0, double(n), 1.0, dtype); }
 
 Tensor Tensor::arange(double start, double stop, double step, DType dtype) {
-  if (step == 0.0) throw Error(ErrorKind::shape, "arange: step is zero");
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
-  Tensor t = empty({n}, dtype);
-  for (int64_t i = 0; i < n; ++i) store_double(t.raw_data(), dtype, i, start + double(i) * step);
+  Tensor t = empty({checked_arange_size(start, stop, step)}, dtype);
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i)
+    store_double(t.raw_data(), dtype, i, start + double(i) * step);
   return t;
 }
 
@@ -76,7 +79,8 @@ Tensor Tensor::rand(const std::vector<int64_t>& dims, uint64_t seed, float low, 
   std::mt19937_64 gen(seed);
   std::uniform_real_distribution<float> dist(low, high);
   float* p = t.data<float>();
-  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = dist(gen);
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    p[i] = dist(gen);
   return t;
 }
 
@@ -85,7 +89,8 @@ Tensor Tensor::randn(const std::vector<int64_t>& dims, uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   float* p = t.data<float>();
-  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = dist(gen);
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    p[i] = dist(gen);
   return t;
 }
 
@@ -130,8 +135,8 @@ const void* Tensor::raw_data() const { return const_cast<Tensor*>(this)->raw_dat
 
 void Tensor::check_access(DType requested) const {
   if (dtype() != requested)
-    throw Error(ErrorKind::dtype, std::string("data<") + dtype_name(requested) + ">() of a tensor of dtype " +
-                                      dtype_name(dtype()));
+    throw Error(ErrorKind::dtype,
+                std::string("data<") + dtype_name(requested) + ">() of a tensor of dtype " + dtype_name(dtype()));
 }
 
 double Tensor::item_as_double(int64_t i) const {
@@ -159,8 +164,8 @@ Tensor Tensor::clone() const {
 
 void Tensor::copy_to(Tensor& dst) const {
   if (dst.dtype() != dtype() || dst.dims() != dims())
-    throw Error(ErrorKind::shape, "copy_to: destination is " + dst.layout().to_string() + ", source is " +
-                                      layout().to_string());
+    throw Error(ErrorKind::shape,
+                "copy_to: destination is " + dst.layout().to_string() + ", source is " + layout().to_string());
   if (nbytes()) std::memmove(dst.raw_data(), raw_data(), nbytes());
 }
 

@@ -1,4 +1,5 @@
 #include "ir/ops.hpp"
+#include "core/checked_arithmetic.hpp"
 #include "ir/custom_ops.hpp"
 #include "ir/shape_inference.hpp"
 #include <array>
@@ -72,6 +73,13 @@ OpInfo make(OpKind kind, std::string_view name) {
   return {kind, name, 0, 0, C::custom, nullptr};
 }
 
+// Refuses results too large to exist, before anything sizes a buffer from them.
+std::vector<ValueType> checked_results(std::vector<ValueType> results, const std::string& where) {
+  for (size_t i = 0; i < results.size(); ++i)
+    checked_static_byte_size(results[i].shape, results[i].dtype, where + "result " + std::to_string(i));
+  return results;
+}
+
 const std::array<OpInfo, kNumOpKinds>& table() {
   static const std::array<OpInfo, kNumOpKinds> t = [] {
     std::array<OpInfo, kNumOpKinds> a{};
@@ -105,15 +113,19 @@ std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands
                                        : info.max_operands < 0                ? " or more"
                                                                : " to " + std::to_string(info.max_operands)) +
                                       " operands, got " + std::to_string(n));
-  if (kind == OpKind::custom) return infer_custom_op(operands, attrs, loc);
+  if (kind == OpKind::custom) return checked_results(infer_custom_op(operands, attrs, loc), where);
   if (!info.infer) throw Error(ErrorKind::internal, where + "has no shape inference");
+  std::vector<ValueType> results;
   try {
-    return info.infer(operands, attrs);
+    results = info.infer(operands, attrs);
+  } catch (const SizeError& e) {
+    throw SizeError(where + e.message());
   } catch (const InferError& e) {
     throw Error(ErrorKind::shape, where + e.what());
   } catch (const Error& e) {
     throw Error(e.kind(), where + e.message());
   }
+  return checked_results(std::move(results), where);
 }
 
 } // namespace kiln::ir

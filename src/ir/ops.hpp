@@ -85,7 +85,8 @@ inline bool is_elementwise(OpKind k) {
 
 // Checks arity, runs the op's inference and turns failures into kiln::Error(shape) naming the op
 // and place: "kiln.matmul at model.cpp:42:17: inner dims differ: [batch, 3] x [4, 5]". A custom op
-// asks its extension's shape function (ir/custom_ops.hpp).
+// asks its extension's shape function (ir/custom_ops.hpp). Sizes that overflow, and results larger
+// than max_tensor_bytes (static dims only), are SizeError (core/checked_arithmetic.hpp).
 std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands, const Attrs& attrs,
                                 const SourceLoc& loc);
 

@@ -1,4 +1,5 @@
 #include "ir/shape_inference.hpp"
+#include "core/checked_arithmetic.hpp"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -30,13 +31,18 @@ std::vector<int64_t> pair_attr(const Attrs& attrs, const std::string& name, int6
   return v;
 }
 
+// ceil(extent / step) without forming extent + step - 1, which overflows for a huge step.
+int64_t slice_length(int64_t extent, int64_t step) { return extent == 0 ? 0 : 1 + (extent - 1) / step; }
+
 // A product of dims as a static factor times a multiset of symbolic names.
 struct SymbolicProduct {
   int64_t factor = 1;
   std::map<std::string, int> names;
   void multiply(const Dim& d) {
-    if (d.is_symbolic()) ++names[d.name()];
-    else factor *= d.size();
+    if (d.is_symbolic())
+      ++names[d.name()];
+    else
+      factor = checked_mul(factor, d.size(), "element count");
   }
 };
 
@@ -48,12 +54,24 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   for (size_t i = 0; i < rank; ++i) {
     const Dim* da = i < rank - a.size() ? nullptr : &a[i - (rank - a.size())];
     const Dim* db = i < rank - b.size() ? nullptr : &b[i - (rank - b.size())];
-    if (!da) { out[i] = *db; continue; }
-    if (!db || *da == *db) { out[i] = *da; continue; }
-    if (da->is_static() && da->size() == 1) { out[i] = *db; continue; }
-    if (db->is_static() && db->size() == 1) { out[i] = *da; continue; }
-    throw InferError("shapes " + str(a) + " and " + str(b) + " do not broadcast (dim " + std::to_string(i) +
-                     ": " + da->to_string() + " vs " + db->to_string() + ")");
+    if (!da) {
+      out[i] = *db;
+      continue;
+    }
+    if (!db || *da == *db) {
+      out[i] = *da;
+      continue;
+    }
+    if (da->is_static() && da->size() == 1) {
+      out[i] = *db;
+      continue;
+    }
+    if (db->is_static() && db->size() == 1) {
+      out[i] = *da;
+      continue;
+    }
+    throw InferError("shapes " + str(a) + " and " + str(b) + " do not broadcast (dim " + std::to_string(i) + ": " +
+                     da->to_string() + " vs " + db->to_string() + ")");
   }
   return out;
 }
@@ -69,7 +87,8 @@ namespace infer {
 Types unary(In in, const Attrs& attrs) {
   if (attrs.has("approximate")) {
     const std::string& a = attrs.get_string("approximate");
-    if (a != "none" && a != "tanh") throw InferError("gelu approximate must be \"none\" or \"tanh\", got \"" + a + "\"");
+    if (a != "none" && a != "tanh")
+      throw InferError("gelu approximate must be \"none\" or \"tanh\", got \"" + a + "\"");
   }
   return {tensor_of(in[0].dtype, in[0].shape)};
 }
@@ -114,8 +133,10 @@ Types reduce(In in, const Attrs& attrs) {
   bool keep = attrs.get_bool("keepdims");
   Shape out;
   for (size_t i = 0; i < reduced.size(); ++i) {
-    if (!reduced[i]) out.push_back(in[0].shape[i]);
-    else if (keep) out.push_back(Dim(1));
+    if (!reduced[i])
+      out.push_back(in[0].shape[i]);
+    else if (keep)
+      out.push_back(Dim(1));
   }
   return {tensor_of(in[0].dtype, out)};
 }
@@ -124,8 +145,10 @@ Types argmax(In in, const Attrs& attrs) {
   int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
   Shape out;
   for (int64_t i = 0; i < in[0].rank(); ++i) {
-    if (i != axis) out.push_back(in[0].shape[size_t(i)]);
-    else if (attrs.get_bool("keepdims")) out.push_back(Dim(1));
+    if (i != axis)
+      out.push_back(in[0].shape[size_t(i)]);
+    else if (attrs.get_bool("keepdims"))
+      out.push_back(Dim(1));
   }
   return {tensor_of(DType::i64, out)};
 }
@@ -162,8 +185,7 @@ Types batch_norm(In in, const Attrs&) {
 
 Types matmul(In in, const Attrs&) {
   const Shape &a = in[0].shape, &b = in[1].shape;
-  if (a.size() < 2 || b.size() < 2)
-    throw InferError("operands need rank >= 2: " + str(a) + " x " + str(b));
+  if (a.size() < 2 || b.size() < 2) throw InferError("operands need rank >= 2: " + str(a) + " x " + str(b));
   require_same_dtype(in, 0, 1);
   if (!(a.back() == b[b.size() - 2])) throw InferError("inner dims differ: " + str(a) + " x " + str(b));
   Shape batch = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
@@ -174,12 +196,12 @@ Types matmul(In in, const Attrs&) {
 
 int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
   if (stride <= 0 || dilation <= 0 || pad < 0) throw InferError("stride and dilation must be > 0, padding >= 0");
-  int64_t span = dilation * (kernel - 1) + 1;
-  int64_t out = (size + 2 * pad - span) / stride + 1;
-  if (size + 2 * pad < span)
-    throw InferError("window " + std::to_string(span) + " is larger than the padded input " +
-                     std::to_string(size + 2 * pad));
-  return out;
+  if (kernel <= 0) throw InferError("kernel size " + std::to_string(kernel) + " must be > 0");
+  const int64_t span = checked_add(checked_mul(dilation, kernel - 1, "dilated window"), 1, "dilated window");
+  const int64_t padded = checked_add(size, checked_mul(2, pad, "padding"), "padded input");
+  if (padded < span)
+    throw InferError("window " + std::to_string(span) + " is larger than the padded input " + std::to_string(padded));
+  return (padded - span) / stride + 1;
 }
 
 Types conv2d(In in, const Attrs& attrs) {
@@ -199,10 +221,10 @@ Types conv2d(In in, const Attrs& attrs) {
                      str(x) + " has " + std::to_string(c / groups));
   if (in.size() == 3 && in[2].shape != Shape{w[0]})
     throw InferError("bias has shape " + str(in[2].shape) + ", expected [" + std::to_string(o) + "]");
-  int64_t h = window_output(static_size(x[2], "input height"), static_size(w[2], "kernel height"), stride[0],
-                            pad[0], dil[0]);
-  int64_t wd = window_output(static_size(x[3], "input width"), static_size(w[3], "kernel width"), stride[1],
-                             pad[1], dil[1]);
+  int64_t h =
+      window_output(static_size(x[2], "input height"), static_size(w[2], "kernel height"), stride[0], pad[0], dil[0]);
+  int64_t wd =
+      window_output(static_size(x[3], "input width"), static_size(w[3], "kernel width"), stride[1], pad[1], dil[1]);
   return {tensor_of(in[0].dtype, {x[0], w[0], h, wd})};
 }
 
@@ -211,8 +233,9 @@ Types pool2d(In in, const Attrs& attrs) {
   if (x.size() != 4) throw InferError("needs an NCHW input, got " + str(x));
   auto kernel = pair_attr(attrs, "kernel", 1), stride = pair_attr(attrs, "stride", 1),
        pad = pair_attr(attrs, "padding", 0);
-  if (pad[0] * 2 > kernel[0] || pad[1] * 2 > kernel[1])
-    throw InferError("padding must be at most half the kernel");
+  if (kernel[0] <= 0 || kernel[1] <= 0) throw InferError("kernel sizes must be > 0");
+  // pad > kernel / 2, not 2 * pad > kernel: a huge pad must not overflow on the way to being refused.
+  if (pad[0] > kernel[0] / 2 || pad[1] > kernel[1] / 2) throw InferError("padding must be at most half the kernel");
   int64_t h = window_output(static_size(x[2], "input height"), kernel[0], stride[0], pad[0], 1);
   int64_t w = window_output(static_size(x[3], "input width"), kernel[1], stride[1], pad[1], 1);
   return {tensor_of(in[0].dtype, {x[0], x[1], h, w})};
@@ -220,7 +243,8 @@ Types pool2d(In in, const Attrs& attrs) {
 
 Shape resolve_reshape(const Shape& input, const Shape& target) {
   SymbolicProduct in_product, known;
-  for (const Dim& d : input) in_product.multiply(d);
+  for (const Dim& d : input)
+    in_product.multiply(d);
   int inferred = -1;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i].is_static() && target[i].size() == -1) {
@@ -244,12 +268,16 @@ Shape resolve_reshape(const Shape& input, const Shape& target) {
   }
   Shape out = target;
   if (known.factor == 0 || in_product.factor % known.factor)
-    throw InferError("cannot reshape " + str(input) + " to " + str(target) + ": " +
-                     std::to_string(known.factor) + " does not divide the element count");
+    throw InferError("cannot reshape " + str(input) + " to " + str(target) + ": " + std::to_string(known.factor) +
+                     " does not divide the element count");
   int64_t quotient = in_product.factor / known.factor;
-  if (left.empty()) out[size_t(inferred)] = Dim(quotient);
-  else if (left.size() == 1 && left.begin()->second == 1 && quotient == 1) out[size_t(inferred)] = Dim(left.begin()->first);
-  else throw InferError("cannot infer -1 in " + str(target) + " from " + str(input) + ": it would be a product of symbolic dims");
+  if (left.empty())
+    out[size_t(inferred)] = Dim(quotient);
+  else if (left.size() == 1 && left.begin()->second == 1 && quotient == 1)
+    out[size_t(inferred)] = Dim(left.begin()->first);
+  else
+    throw InferError("cannot infer -1 in " + str(target) + " from " + str(input) +
+                     ": it would be a product of symbolic dims");
   return out;
 }
 
@@ -288,14 +316,17 @@ Types concat(In in, const Attrs& attrs) {
   SymbolicProduct total;
   for (size_t i = 0; i < in.size(); ++i) {
     require_same_dtype(in, 0, i);
-    if (in[i].rank() != in[0].rank()) throw InferError("operand " + std::to_string(i) + " has rank " + std::to_string(in[i].rank()) + ", expected " + std::to_string(in[0].rank()));
+    if (in[i].rank() != in[0].rank())
+      throw InferError("operand " + std::to_string(i) + " has rank " + std::to_string(in[i].rank()) + ", expected " +
+                       std::to_string(in[0].rank()));
     for (int64_t d = 0; d < in[0].rank(); ++d)
       if (d != axis && !(in[i].shape[size_t(d)] == out[size_t(d)]))
         throw InferError("operand " + std::to_string(i) + " " + str(in[i].shape) + " differs from " + str(out) +
                          " outside axis " + std::to_string(axis));
   }
   int64_t sum = 0;
-  for (const ValueType& t : in) sum += static_size(t.shape[size_t(axis)], "concat axis");
+  for (const ValueType& t : in)
+    sum = checked_add(sum, static_size(t.shape[size_t(axis)], "concat axis"), "concat axis");
   out[size_t(axis)] = Dim(sum);
   return {tensor_of(in[0].dtype, out)};
 }
@@ -307,12 +338,13 @@ Types split(In in, const Attrs& attrs) {
   Types out;
   for (int64_t s : attrs.get_ints("sizes")) {
     if (s < 0) throw InferError("split size " + std::to_string(s) + " is negative");
-    sum += s;
+    sum = checked_add(sum, s, "split sizes");
     Shape part = in[0].shape;
     part[size_t(axis)] = Dim(s);
     out.push_back(tensor_of(in[0].dtype, part));
   }
-  if (sum != size) throw InferError("split sizes add up to " + std::to_string(sum) + ", axis has " + std::to_string(size));
+  if (sum != size)
+    throw InferError("split sizes add up to " + std::to_string(sum) + ", axis has " + std::to_string(size));
   return out;
 }
 
@@ -332,7 +364,7 @@ Types slice(In in, const Attrs& attrs) {
       continue;
     }
     int64_t start = std::clamp<int64_t>(starts[i], 0, d.size()), end = std::clamp<int64_t>(ends[i], start, d.size());
-    out.push_back(Dim((end - start + steps[i] - 1) / steps[i]));
+    out.push_back(Dim(slice_length(end - start, steps[i])));
   }
   return {tensor_of(in[0].dtype, out)};
 }
@@ -362,7 +394,8 @@ Types unsqueeze(In in, const Attrs& attrs) {
   }
   Shape out;
   size_t next = 0;
-  for (size_t i = 0; i < added.size(); ++i) out.push_back(added[i] ? Dim(1) : in[0].shape[next++]);
+  for (size_t i = 0; i < added.size(); ++i)
+    out.push_back(added[i] ? Dim(1) : in[0].shape[next++]);
   return {tensor_of(in[0].dtype, out)};
 }
 
@@ -384,8 +417,11 @@ Types pad(In in, const Attrs& attrs) {
   for (size_t i = 0; i < size_t(in[0].rank()); ++i) {
     if (pads[2 * i] < 0 || pads[2 * i + 1] < 0) throw InferError("negative padding");
     const Dim& d = in[0].shape[i];
-    if (pads[2 * i] == 0 && pads[2 * i + 1] == 0) out.push_back(d);
-    else out.push_back(Dim(static_size(d, "padded dim") + pads[2 * i] + pads[2 * i + 1]));
+    if (pads[2 * i] == 0 && pads[2 * i + 1] == 0)
+      out.push_back(d);
+    else
+      out.push_back(Dim(checked_add(checked_add(static_size(d, "padded dim"), pads[2 * i], "padded dim"),
+                                    pads[2 * i + 1], "padded dim")));
   }
   return {tensor_of(in[0].dtype, out)};
 }
@@ -399,9 +435,7 @@ Types full(In, const Attrs& attrs) { return {tensor_of(attrs.get_dtype("dtype"),
 
 Types arange(In, const Attrs& attrs) {
   double start = attrs.get_float("start"), stop = attrs.get_float("stop"), step = attrs.get_float("step");
-  if (step == 0.0) throw InferError("step is zero");
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
-  return {tensor_of(attrs.get_dtype("dtype"), {n})};
+  return {tensor_of(attrs.get_dtype("dtype"), {checked_arange_size(start, stop, step)})};
 }
 
 Types buffer_store(In in, const Attrs&) {

@@ -35,6 +35,11 @@ Types full(In in, const Attrs& attrs);
 Types arange(In in, const Attrs& attrs);
 Types buffer_store(In in, const Attrs& attrs);
 
+// The output size of a sliding window (conv2d, pools) over `size` elements; InferError when the
+// window does not fit, SizeError when the padded size overflows. The interpreter checks its
+// preallocated results against it.
+int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation);
+
 // Resolves a reshape target with at most one -1 against the input shape (symbolic dims cancel).
 Shape resolve_reshape(const Shape& input, const Shape& target);
 

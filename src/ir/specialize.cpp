@@ -1,5 +1,7 @@
 #include "ir/specialize.hpp"
+#include "core/checked_arithmetic.hpp"
 #include "ir/ops.hpp"
+#include "ir/verify.hpp"
 
 namespace kiln::ir {
 
@@ -26,6 +28,7 @@ DimBindings bind_arguments(const Function& entry, std::span<const ValueType> arg
     if (declared.rank() != args[i].rank() || declared.dtype != args[i].dtype)
       throw Error(ErrorKind::spec, "argument " + std::to_string(i) + ": expected " + type_to_string(declared) +
                                        ", got " + type_to_string(args[i]));
+    checked_static_byte_size(args[i].shape, args[i].dtype, "argument " + std::to_string(i));
     for (size_t d = 0; d < declared.shape.size(); ++d) {
       const Dim& want = declared.shape[d];
       int64_t got = args[i].shape[d].size();
@@ -34,7 +37,8 @@ DimBindings bind_arguments(const Function& entry, std::span<const ValueType> arg
                                          std::to_string(want.size()) + ", got " + std::to_string(got));
       if (want.is_static()) continue;
       auto [it, fresh] = bindings.emplace(want.name(), got);
-      if (fresh) bound_by[want.name()] = i;
+      if (fresh)
+        bound_by[want.name()] = i;
       else if (it->second != got)
         throw Error(ErrorKind::spec, "symbolic dimension '" + want.name() + "' is " + std::to_string(it->second) +
                                          " in argument " + std::to_string(bound_by[want.name()]) + " but " +
@@ -55,36 +59,41 @@ class Inliner {
 public:
   Inliner(const Module& module, const DimBindings& bindings) : module_(module), bindings_(bindings) {}
 
-  // Emits fn's ops into out with its arguments mapped to `args`; returns its outputs there.
-  std::vector<ValueId> emit(const Function& fn, const std::vector<ValueId>& args, int depth) {
-    if (depth > 64) throw Error(ErrorKind::unsupported, "subgraph calls nest deeper than 64 (recursion?)");
+  // Emits fn's ops into out with its arguments mapped to `args`; returns its outputs there. The
+  // recursion ends: specialize refused call cycles and deep nesting first.
+  std::vector<ValueId> emit(const Function& fn, const std::vector<ValueId>& args) {
     std::vector<ValueId> map(fn.values.size(), ValueId(-1));
-    for (size_t i = 0; i < fn.args.size(); ++i) map[fn.args[i]] = args[i];
+    for (size_t i = 0; i < fn.args.size(); ++i)
+      map[fn.args[i]] = args[i];
     for (const Op& op : fn.ops) {
       std::vector<ValueId> operands;
-      for (ValueId v : op.operands) operands.push_back(map[v]);
-      std::vector<ValueId> results = op.kind == OpKind::call ? inline_call(op, operands, depth)
-                                                             : emit_op(fn, op, std::move(operands));
-      for (size_t r = 0; r < op.results.size(); ++r) map[op.results[r]] = results[r];
+      for (ValueId v : op.operands)
+        operands.push_back(map[v]);
+      std::vector<ValueId> results =
+          op.kind == OpKind::call ? inline_call(op, operands) : emit_op(fn, op, std::move(operands));
+      for (size_t r = 0; r < op.results.size(); ++r)
+        map[op.results[r]] = results[r];
     }
     std::vector<ValueId> outs;
-    for (ValueId v : fn.outputs) outs.push_back(map[v]);
+    for (ValueId v : fn.outputs)
+      outs.push_back(map[v]);
     return outs;
   }
 
   Function out;
 
 private:
-  std::vector<ValueId> inline_call(const Op& op, const std::vector<ValueId>& operands, int depth) {
+  std::vector<ValueId> inline_call(const Op& op, const std::vector<ValueId>& operands) {
     const Function* callee = module_.find(op.attrs.get_string("callee"));
     if (!callee) throw Error(ErrorKind::shape, "call at " + op.loc.to_string() + ": unknown function");
-    return emit(*callee, operands, depth + 1);
+    return emit(*callee, operands);
   }
 
   std::vector<ValueId> emit_op(const Function& fn, const Op& op, std::vector<ValueId> operands) {
     Attrs attrs = bind_attrs(op.attrs, bindings_);
     std::vector<ValueType> in;
-    for (ValueId v : operands) in.push_back(out.type_of(v));
+    for (ValueId v : operands)
+      in.push_back(out.type_of(v));
     std::vector<ValueType> types;
     if (op_info(op.kind).infer) {
       types = infer_op(op.kind, in, attrs, op.loc);
@@ -95,10 +104,14 @@ private:
         types.push_back(std::move(t));
       }
     }
-    for (const ValueType& t : types)
-      if (!shape_is_static(t.shape))
-        throw Error(ErrorKind::shape, "kiln." + std::string(op_info(op.kind).name) + " at " + op.loc.to_string() +
-                                          ": result " + shape_to_string(t.shape) + " has a dim no argument binds");
+    const std::string where = "kiln." + std::string(op_info(op.kind).name) + " at " + op.loc.to_string();
+    for (size_t r = 0; r < types.size(); ++r) {
+      if (!shape_is_static(types[r].shape))
+        throw Error(ErrorKind::shape,
+                    where + ": result " + shape_to_string(types[r].shape) + " has a dim no argument binds");
+      // Bound symbols make the sizes concrete only now (inferred results were checked by infer_op).
+      checked_static_byte_size(types[r].shape, types[r].dtype, where + ": result " + std::to_string(r));
+    }
     OpId id = out.add_op(op.kind, std::move(operands), types, std::move(attrs), op.loc);
     return out.ops[id].results;
   }
@@ -110,6 +123,7 @@ private:
 } // namespace
 
 Function specialize(const Module& module, std::span<const ValueType> concrete_args) {
+  verify_calls(module);
   const Function& entry = module.entry();
   DimBindings bindings = bind_arguments(entry, concrete_args);
   Inliner inliner(module, bindings);
@@ -120,7 +134,7 @@ Function specialize(const Module& module, std::span<const ValueType> concrete_ar
     t.is_buffer = entry.type_of(entry.args[i]).is_buffer;
     args.push_back(inliner.out.add_arg(t));
   }
-  inliner.out.outputs = inliner.emit(entry, args, 0);
+  inliner.out.outputs = inliner.emit(entry, args);
   return std::move(inliner.out);
 }
 

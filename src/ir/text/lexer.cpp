@@ -20,7 +20,11 @@ int hex_value(char c) {
 Lexer::Lexer(std::string_view text, std::string source_name) : text_(text), source_name_(std::move(source_name)) {}
 
 void Lexer::fail(uint32_t line, uint32_t column, const std::string& what) const {
-  throw Error(ErrorKind::parse, source_name_ + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + what);
+  throw Error(ErrorKind::parse, place(line, column) + ": " + what);
+}
+
+std::string Lexer::place(uint32_t line, uint32_t column) const {
+  return source_name_ + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 
 char Lexer::take() {

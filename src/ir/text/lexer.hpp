@@ -45,6 +45,8 @@ public:
 
   // Throws kiln::Error(parse) "<source>:<line>:<col>: <what>".
   [[noreturn]] void fail(uint32_t line, uint32_t column, const std::string& what) const;
+  // "<source>:<line>:<col>", for errors of other kinds raised at a place in the text.
+  std::string place(uint32_t line, uint32_t column) const;
 
 private:
   char peek(size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }

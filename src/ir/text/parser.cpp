@@ -1,7 +1,9 @@
 #include "ir/text/parser.hpp"
+#include "core/checked_arithmetic.hpp"
 #include "ir/custom_ops.hpp"
 #include "ir/ops.hpp"
 #include "ir/text/lexer.hpp"
+#include "ir/verify.hpp"
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -123,8 +125,8 @@ private:
   Token expect_kind(TokenKind kind, std::string_view expected);
   [[noreturn]] void fail(const Token& at, const std::string& what, std::string_view expected) const;
   [[noreturn]] void fail_unexpected(std::string_view expected) const;
+  void check_size(const WrittenType& written, const std::string& what) const;
 
-  ValueType parse_type();
   WrittenType parse_written_type();
   Dim parse_type_dim();
   DType parse_dtype_name(const Token& name);
@@ -159,6 +161,7 @@ private:
   void verify_op(const Token& at, OpKind kind, const std::vector<WrittenType>& operand_types, const Attrs& attrs,
                  const std::vector<WrittenType>& result_types, const SourceLoc& loc);
   void resolve_calls();
+  void refuse_call_cycles() const;
 
   Lexer lexer_;
   Token token_;
@@ -180,6 +183,12 @@ void Parser::fail_unexpected(std::string_view expected) const {
   fail(token_, "unexpected " + describe(token_), expected);
 }
 
+// A written type too large to exist is a shape error at its place, before anything is sized from it.
+void Parser::check_size(const WrittenType& written, const std::string& what) const {
+  checked_static_byte_size(written.type.shape, written.type.dtype,
+                           lexer_.place(written.at.line, written.at.column) + ": " + what);
+}
+
 Token Parser::expect_punct(char c, std::string_view context) {
   if (!at_punct(c)) fail_unexpected("`" + std::string(1, c) + "` " + std::string(context));
   return take();
@@ -189,8 +198,6 @@ Token Parser::expect_kind(TokenKind kind, std::string_view expected) {
   if (token_.kind != kind) fail_unexpected(expected);
   return take();
 }
-
-ValueType Parser::parse_type() { return parse_written_type().type; }
 
 WrittenType Parser::parse_written_type() {
   WrittenType written{{}, token_};
@@ -373,16 +380,17 @@ Attr Parser::parse_dense_attr() {
 // Checks the data size before allocating, so a huge written shape cannot exhaust memory.
 Tensor Parser::dense_tensor(const Token& at, const std::string& bytes, const std::vector<int64_t>& dims, DType dtype) {
   bool packed_bits = dtype == DType::boolean;
-  uint64_t count = 1;
-  bool overflow = false;
-  for (int64_t d : dims)
-    overflow |= __builtin_mul_overflow(count, static_cast<uint64_t>(d), &count);
-  uint64_t expected = packed_bits ? count / 8 + (count % 8 != 0) : count * dtype_size(dtype);
-  overflow |= !packed_bits && count != 0 && expected / count != dtype_size(dtype);
-  if (overflow || bytes.size() != expected)
+  uint64_t tensor_bytes = 0;
+  try {
+    tensor_bytes = checked_byte_size(dims, dtype);
+  } catch (const SizeError& error) {
+    throw SizeError(lexer_.place(at.line, at.column) + ": dense tensor " + error.message());
+  }
+  // Booleans are stored one byte each (dtype_size 1) and written packed, 8 to a byte.
+  uint64_t expected = packed_bits ? tensor_bytes / 8 + (tensor_bytes % 8 != 0) : tensor_bytes;
+  if (bytes.size() != expected)
     fail(at, "dense data has " + std::to_string(bytes.size()) + " bytes",
-         (overflow ? std::string("a tensor type whose size fits in memory")
-                   : std::to_string(expected) + " for its tensor type"));
+         std::to_string(expected) + " for its tensor type");
   Tensor tensor = Tensor::empty(dims, dtype);
   auto data = static_cast<unsigned char*>(tensor.raw_data());
   if (!packed_bits) {
@@ -411,6 +419,8 @@ void Parser::parse_function() {
     advance();
     declared = parse_result_types();
   }
+  for (size_t i = 0; i < declared.size(); ++i)
+    check_size(declared[i], "result " + std::to_string(i) + " of @" + fn.name);
   expect_punct('{', "to open the body of @" + fn.name);
   parse_body(fn, scope, declared);
   module_.functions.push_back(std::move(fn));
@@ -423,7 +433,9 @@ void Parser::parse_arguments(Function& fn, Scope& scope) {
     Token name = expect_kind(TokenKind::value_id, "an argument such as %arg0");
     if (scope.count(name.text)) fail(name, "value " + describe(name) + " redefined", "a fresh name");
     expect_punct(':', "and a type after an argument");
-    scope[name.text] = {fn.add_arg(parse_type())};
+    WrittenType written = parse_written_type();
+    check_size(written, "argument " + describe(name) + " of @" + fn.name);
+    scope[name.text] = {fn.add_arg(written.type)};
   }
   advance();
 }
@@ -514,6 +526,10 @@ void Parser::parse_op(Function& fn, Scope& scope) {
   op.loc = at_bare("loc") ? parse_loc() : SourceLoc{};
   check_operand_types(fn, op.operands, op.operand_types, op.colon);
   check_result_names(op);
+  const std::string op_name =
+      op.callee ? "func.call @" + op.callee->text : "kiln." + std::string(op_info(op.kind).name);
+  for (size_t i = 0; i < op.result_types.size(); ++i)
+    check_size(op.result_types[i], "result " + std::to_string(i) + " of " + op_name);
   verify_op(op.at, op.kind, op.operand_types, op.attrs, op.result_types, op.loc);
   append_op(fn, scope, std::move(op));
 }
@@ -635,6 +651,8 @@ void Parser::verify_op(const Token& at, OpKind kind, const std::vector<WrittenTy
   std::vector<ValueType> inferred;
   try {
     inferred = infer_op(kind, operands, attrs, loc);
+  } catch (const SizeError& error) {
+    throw SizeError(lexer_.place(at.line, at.column) + ": " + error.message());
   } catch (const Error& error) {
     fail(at, "invalid op: " + error.message(), "operands and attributes that " + op_name + " accepts");
   }
@@ -670,6 +688,16 @@ void Parser::resolve_calls() {
   }
 }
 
+void Parser::refuse_call_cycles() const {
+  std::optional<CallProblem> problem = find_call_problem(module_);
+  if (!problem) return;
+  for (const PendingCall& call : calls_)
+    if (call.function == problem->function && call.op == problem->op)
+      fail(call.callee,
+           "call to " + describe(call.callee) + " in @" + module_.functions[call.function].name + ": " + problem->what,
+           "calls that kiln can inline: no cycles, nested at most " + std::to_string(kMaxCallDepth) + " deep");
+}
+
 Module Parser::parse() {
   if (!at_bare("module")) fail_unexpected("`module`");
   advance();
@@ -683,6 +711,7 @@ Module Parser::parse() {
   if (token_.kind != TokenKind::eof)
     fail(token_, "trailing text " + describe(token_) + " after the module", "end of input");
   resolve_calls();
+  refuse_call_cycles();
   return std::move(module_);
 }
 

@@ -1,0 +1,3 @@
+module @m {
+  func.func @main(%arg0: !kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32> {
+    %0 = "kiln.neg"(%arg0) : (!kiln.tensor<[2], f32>) -> !kiln.tens
