@@ -177,3 +177,22 @@ TEST_CASE("returning from main while promotions are in flight never crashes") {
   }
   CHECK(failures == 0);
 }
+
+TEST_CASE("session totals count compiles, evictions and promotions of evicted signatures too") {
+  TierPolicy policy;
+  policy.async = false; // promotions finish inside the call that triggers them
+  auto session = std::make_shared<Session>(policy, 1);
+  auto scale = [](Tensor x) { return F::tanh(x) * 2.0; };
+  auto run = compile(scale, {.session = session})(TensorLayout(DType::f32, {"n"}));
+  for (int round = 0; round < 3; ++round)
+    for (int64_t n : {3, 5}) { // alternating signatures evict each other from a one-entry cache
+      run(Tensor::ones({n}));
+      run(Tensor::ones({n})); // the second call promotes
+    }
+  const SessionTotals totals = session->totals();
+  CHECK(totals.signatures_compiled == 6);
+  CHECK(totals.evictions == 5);
+  CHECK(session->stats().size() == 1);
+  CHECK(totals.promotions == (KILN_HAS_JIT ? 6 : 0)); // no JIT tier linked: nothing to compile
+  CHECK(totals.failed_promotions == 0);
+}

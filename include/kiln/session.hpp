@@ -69,6 +69,15 @@ struct SignatureStats {
   std::string jit_error; // why promotion failed, when it did
 };
 
+// Counts over a session's whole life, evicted signatures included: how often the cache missed and
+// the tiers compiled, for spotting recompile storms (stats() only shows what is cached now).
+struct SessionTotals {
+  uint64_t signatures_compiled = 0; // interpreter builds: first calls, and calls after an eviction
+  uint64_t evictions = 0;
+  uint64_t promotions = 0;        // JIT compiles that succeeded
+  uint64_t failed_promotions = 0; // JIT compiles that failed (the interpreter kept serving)
+};
+
 // Owns the executable cache, the weight registry, the tier policy and the background compile
 // thread. A process-wide default session exists; tests make their own.
 class Session {
@@ -85,6 +94,7 @@ public:
   runtime::ExecutableCache& cache() { return *cache_; }
   runtime::CompileQueue& compile_queue() { return *queue_; }
   std::vector<SignatureStats> stats() const;
+  SessionTotals totals() const;
   // A printable table of stats().
   std::string stats_table() const;
   // Blocks until no promotion is pending (tests and benchmarks).

@@ -197,7 +197,8 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
   }
   // The queued job holds the entry weakly: a signature evicted before its turn is freed at once and
   // its promotion skipped, so a cache that thrashes cannot pile up executables in the queue.
-  auto job = [weak_entry = std::weak_ptr<CacheEntry>(entry), factory = *jit] {
+  // The session's cache outlives the job: the session stops its compile queue before the cache goes.
+  auto job = [weak_entry = std::weak_ptr<CacheEntry>(entry), factory = *jit, cache = &session->cache()] {
     const std::shared_ptr<CacheEntry> entry = weak_entry.lock();
     if (!entry) return;
     auto start = Clock::now();
@@ -206,11 +207,13 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
       double ms = ms_since(start);
       entry->jit.store(exe, std::memory_order_release);
       entry->record_promotion(ms, "");
+      cache->count_promotion(true);
       if (runtime::log_enabled(runtime::LogChannel::tiers))
         runtime::log_line(runtime::LogChannel::tiers, "promoted " + entry->callable + "(" + entry->signature +
                                                           ") to jit in " + std::to_string(ms) + " ms");
     } catch (const std::exception& e) {
       entry->record_promotion(ms_since(start), e.what());
+      cache->count_promotion(false);
       runtime::log_line(runtime::LogChannel::tiers, "promotion of " + entry->callable + "(" + entry->signature +
                                                         ") failed; staying on the interpreter: " + e.what());
     }

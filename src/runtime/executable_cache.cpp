@@ -66,6 +66,7 @@ std::shared_ptr<CacheEntry> ExecutableCache::get_or_build(const std::string& key
   }
   try {
     auto entry = build();
+    builds_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
     insert_locked(key, entry);
     pending_.erase(key);
@@ -86,7 +87,17 @@ void ExecutableCache::insert_locked(const std::string& key, std::shared_ptr<Cach
   while (lru_.size() > capacity_) {
     index_.erase(lru_.back().first);
     lru_.pop_back();
+    evictions_.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+void ExecutableCache::count_promotion(bool succeeded) {
+  (succeeded ? promotions_ : failed_promotions_).fetch_add(1, std::memory_order_relaxed);
+}
+
+SessionTotals ExecutableCache::totals() const {
+  return {builds_.load(std::memory_order_relaxed), evictions_.load(std::memory_order_relaxed),
+          promotions_.load(std::memory_order_relaxed), failed_promotions_.load(std::memory_order_relaxed)};
 }
 
 std::vector<std::shared_ptr<CacheEntry>> ExecutableCache::entries() const {

@@ -54,6 +54,9 @@ public:
   std::vector<std::shared_ptr<CacheEntry>> entries() const;
   size_t capacity() const { return capacity_; }
   size_t size() const;
+  // Counted by the promotion jobs of this cache's entries.
+  void count_promotion(bool succeeded);
+  SessionTotals totals() const;
 
 private:
   void insert_locked(const std::string& key, std::shared_ptr<CacheEntry> entry);
@@ -62,6 +65,7 @@ private:
   std::list<std::pair<std::string, std::shared_ptr<CacheEntry>>> lru_; // front: most recent
   std::unordered_map<std::string, decltype(lru_)::iterator> index_;
   std::unordered_map<std::string, std::shared_future<std::shared_ptr<CacheEntry>>> pending_;
+  std::atomic<uint64_t> builds_{0}, evictions_{0}, promotions_{0}, failed_promotions_{0};
 };
 
 // The session's background compile thread: runs promotion jobs in order.

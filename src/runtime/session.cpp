@@ -52,6 +52,8 @@ std::vector<SignatureStats> Session::stats() const {
   return out;
 }
 
+SessionTotals Session::totals() const { return cache_->totals(); }
+
 std::string Session::stats_table() const {
   std::ostringstream os;
   char line[512];
