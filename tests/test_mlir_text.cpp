@@ -632,7 +632,9 @@ TEST_CASE("parse errors name line:column and what was expected") {
                     "unterminated region: the body of @f is not closed, expected `}`");
   check_parse_error("module @m {\n  func.func @f() -> () {\n    return\n  }\n^",
                     "unterminated region: the module is not closed, expected `}`");
-  check_parse_error("module @m {\n}\n^garbage\n", "trailing text `garbage` after the module, expected end of input");
+  check_parse_error(in_function("    %0 = \"kiln.neg\"(%arg0) : (" + std::string(kT2) + ") -> " + kT2 + "\n") +
+                        "^garbage\n",
+                    "trailing text `garbage` after the module, expected end of input");
   check_parse_error("module @m {\n  func.func @f() -> () {\n  ^}\n}\n",
                     "missing `return` at the end of @f, expected `return` before `}`");
 }
@@ -794,4 +796,9 @@ TEST_CASE("deeply nested brackets are a parse error, not a stack overflow") {
   check_parse_error(
       in_function("    %0 = \"kiln.reshape\"(%arg0) {shape = [^" + deep + "} : (" + kT2 + ") -> " + kT2 + "\n"),
       "bad dim `[`, expected a size >= -1 or a quoted symbolic name such as \"batch\"");
+}
+
+// Found by the mlir_parser fuzzer: verify_module called it an internal error.
+TEST_CASE("a module without functions is a parse error at its closing brace") {
+  check_parse_error("module @main {\n^}\n", "the module has no functions, expected a `func.func` (the entry function)");
 }

@@ -192,7 +192,7 @@ void verify_function(const Module& module, const Function& fn) {
 }
 
 void verify_module(const Module& module) {
-  if (module.functions.empty()) throw Error(ErrorKind::internal, "module @" + module.name + " has no functions");
+  if (module.functions.empty()) throw Error(ErrorKind::spec, "module @" + module.name + " has no functions");
   for (const Function& fn : module.functions)
     verify_function(module, fn);
   verify_calls(module);

@@ -707,6 +707,7 @@ Module Parser::parse() {
     parse_function();
   if (token_.kind == TokenKind::eof) fail(token_, "unterminated region: the module is not closed", "`}`");
   if (!at_punct('}')) fail_unexpected("`func.func` or `}`");
+  if (module_.functions.empty()) fail(token_, "the module has no functions", "a `func.func` (the entry function)");
   advance();
   if (token_.kind != TokenKind::eof)
     fail(token_, "trailing text " + describe(token_) + " after the module", "end of input");
