@@ -426,7 +426,8 @@ TEST_CASE("every attribute kind round-trips bit-exactly") {
   Function fn;
   fn.name = "attrs";
   double nan_with_payload = std::bit_cast<double>(uint64_t{0x7FF8000000000123});
-  Attrs attrs{{"a_bool", Attr::of_bool(true)},
+  Attrs attrs{{"op", Attr::of_string("attribute_carrier")}, // kiln.custom requires it
+              {"a_bool", Attr::of_bool(true)},
               {"b_false", Attr::of_bool(false)},
               {"c_int", Attr::of_int(INT64_MIN)},
               {"d_int", Attr::of_int(INT64_MAX)},
@@ -801,4 +802,22 @@ TEST_CASE("deeply nested brackets are a parse error, not a stack overflow") {
 // Found by the mlir_parser fuzzer: verify_module called it an internal error.
 TEST_CASE("a module without functions is a parse error at its closing brace") {
   check_parse_error("module @main {\n^}\n", "the module has no functions, expected a `func.func` (the entry function)");
+}
+
+// Found by the mlir_parser fuzzer: a misspelt attribute passed the parser and failed only on the
+// first call, as an internal error with no place.
+TEST_CASE("an op missing a required attribute is a parse error at the op and a verify error") {
+  check_parse_error(in_function("    %0 = ^\"kiln.full\"() {dtype = f32, shape = [2], vlaue = 5.0e-01 : f64} : () -> " +
+                                std::string(kT2) + "\n"),
+                    "kiln.full with missing attribute 'value' (f64), expected the attributes kiln.full requires");
+  check_parse_error(
+      in_function("    %0 = ^\"kiln.constant_external\"() {name = 3 : i64} : () -> " + std::string(kT2) + "\n"),
+      "kiln.constant_external with attribute 'name' must be string, expected the attributes "
+      "kiln.constant_external requires");
+  Function fn;
+  fn.name = "f";
+  fn.add_op(OpKind::full, {}, {ValueType{DType::f32, {2}}}, {{"shape", Attr::of_shape({2})}});
+  Module m;
+  m.functions = {fn};
+  CHECK_THROWS_WITH_AS(verify_module(m), doctest::Contains("missing attribute 'value' (f64)"), Error);
 }

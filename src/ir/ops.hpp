@@ -77,6 +77,18 @@ struct OpInfo {
 };
 
 const OpInfo& op_info(OpKind kind);
+
+// The attributes an op kind cannot do without, as documented above, each with the alternative of
+// Attr::value it must hold. Kernels read them with the throwing getters, so a graph file missing
+// one (or holding the wrong kind) is refused when it is parsed or verified, not on its first call.
+struct RequiredAttr {
+  std::string_view name;
+  size_t alternative;    // index into Attr::value
+  std::string_view kind; // for messages: "string", "f64", ...
+};
+std::span<const RequiredAttr> required_attrs(OpKind kind);
+// Why `attrs` lack what `kind` requires ("missing attribute 'value' (f64)"), or nullopt.
+std::optional<std::string> missing_attr(OpKind kind, const Attrs& attrs);
 std::optional<OpKind> op_kind_from_name(std::string_view name);
 inline bool is_elementwise(OpKind k) {
   auto c = op_info(k).cls;

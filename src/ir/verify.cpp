@@ -171,6 +171,8 @@ void verify_function(const Module& module, const Function& fn) {
         throw Error(ErrorKind::internal, op_place(fn, id) + ": result " + std::to_string(r) + " is not owned by it");
       check_value_size(fn, op.results[r], op_place(fn, id) + " result " + std::to_string(r));
     }
+    if (std::optional<std::string> missing = missing_attr(op.kind, op.attrs))
+      throw Error(ErrorKind::spec, op_place(fn, id) + ": " + *missing);
     std::vector<ValueType> expected;
     if (op.kind == OpKind::call)
       expected = infer_call(module, op.attrs.get_string("callee"), in, op.loc);

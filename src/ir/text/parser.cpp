@@ -643,6 +643,8 @@ void Parser::verify_op(const Token& at, OpKind kind, const std::vector<WrittenTy
               : info.max_operands == info.min_operands ? ""
                                                        : " to " + std::to_string(info.max_operands)) +
              " operands");
+  if (std::optional<std::string> missing = missing_attr(kind, attrs))
+    fail(at, op_name + " with " + *missing, "the attributes " + op_name + " requires");
   // A custom op of a loaded extension is checked against its shape function; others stay opaque.
   if (!info.infer && !(kind == OpKind::custom && custom_op_is_registered(attrs))) return;
   std::vector<ValueType> operands;
