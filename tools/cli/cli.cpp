@@ -1,0 +1,132 @@
+// The kiln command line (run_cli): print, verify, run, demo and bench. Every failure ends in one line
+// on stderr, "kiln: error: <message>", and a non-zero exit status.
+#include "cli/cli.hpp"
+#include "bench/bench.hpp"
+#include "cli/commands.hpp"
+#include "cli/summary.hpp"
+#include "cli/tier_option.hpp"
+#include "workloads.hpp"
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <kiln/error.hpp>
+
+namespace {
+
+using namespace kiln::tools;
+
+constexpr int kUsageError = 2;
+
+std::string one_line(std::string message) {
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  return message;
+}
+
+int report_error(const std::string& message, int status) {
+  std::cerr << "kiln: error: " << one_line(message) << std::endl;
+  return status;
+}
+
+void print_run_result(const RunOptions& options, const RunResult& result) {
+  for (size_t i = 0; i < result.output_paths.size(); ++i)
+    std::cout << "wrote " << result.output_paths[i] << ": " << kiln::dtype_name(result.outputs[i].dtype()) << " "
+              << kiln::shape_to_string(result.outputs[i].shape()) << "\n";
+  if (options.repeat > 1)
+    std::cout << "median latency " << median(result.latencies_ms) << " ms over " << options.repeat << " runs\n";
+  std::cout << result.stats_table;
+  if (!result.tier_note.empty()) std::cerr << "kiln: warning: " << one_line(result.tier_note) << "\n";
+}
+
+struct Commands {
+  CLI::App* print = nullptr;
+  CLI::App* verify = nullptr;
+  CLI::App* run = nullptr;
+  CLI::App* demo = nullptr;
+  CLI::App* bench = nullptr;
+  std::string graph_path;
+  std::vector<std::string> extensions; // kiln verify --extension
+  RunOptions run_options;
+  BenchOptions bench_options;
+};
+
+void add_run(CLI::App& app, Commands& c) {
+  c.run = app.add_subcommand("run", "run a graph file on .npy inputs and write its outputs as .npy");
+  RunOptions& o = c.run_options;
+  c.run->add_option("graph", o.graph_path, "graph in MLIR text form")->required();
+  c.run->add_option("--weights", o.weights_paths, "safetensors file of the graph's weights (repeatable)")
+      ->allow_extra_args(false);
+  c.run
+      ->add_option("--input", o.inputs,
+                   "NAME=FILE.npy, NAME an argument index: 0, 1, ... or arg0, ... "
+                   "(one per graph argument)")
+      ->allow_extra_args(false);
+  c.run->add_option("--output", o.output_path, "output .npy; further outputs go to <stem>_1.npy, ...")->required();
+  c.run->add_option("--repeat", o.repeat, "run this many times and report the median latency")
+      ->check(CLI::PositiveNumber);
+  c.run->add_flag("--stats", o.print_stats, "print the session's per-signature statistics");
+  c.run->add_option("--tier", o.tier, "interp, jit or auto (default)")->check(CLI::IsMember(tier_names()));
+  c.run->add_option("--extension", o.extensions, "extension library (.so) registering custom ops (repeatable)")
+      ->allow_extra_args(false);
+}
+
+void add_bench(CLI::App& app, Commands& c) {
+  c.bench = app.add_subcommand("bench", "time the benchmark workloads (mlp, ewchain, attn, cnn) and a one-op call");
+  BenchOptions& o = c.bench_options;
+  c.bench->add_option("--workloads", o.workloads, "comma-separated subset of mlp,ewchain,attn,cnn,oneop")
+      ->delimiter(',')
+      ->check(CLI::IsMember(bench_case_names()));
+  c.bench->add_option("--tier", o.tier, "interp (default), jit or auto")->check(CLI::IsMember(tier_names()));
+  c.bench->add_option("--threads", o.threads, "interpreter threads, KILN_NUM_THREADS (default 2)")
+      ->check(CLI::Range(1, 4096));
+  c.bench->add_option("--json", o.json_path, "write the results to this JSON file");
+  c.bench->add_option("--time-s", o.time_s, "seconds of timed calls per case (default 2)")->check(CLI::PositiveNumber);
+}
+
+void add_commands(CLI::App& app, Commands& c) {
+  c.print = app.add_subcommand("print", "parse a graph file and print it back");
+  c.print->add_option("graph", c.graph_path, "graph in MLIR text form")->required();
+  c.verify = app.add_subcommand("verify", "parse and verify a graph file");
+  c.verify->add_option("graph", c.graph_path, "graph in MLIR text form")->required();
+  c.verify->add_option("--extension", c.extensions, "extension library (.so) registering custom ops (repeatable)")
+      ->allow_extra_args(false);
+  add_run(app, c);
+  c.demo = app.add_subcommand("demo", "stage, save, run and re-run the mlp workload end to end");
+  add_bench(app, c);
+  app.require_subcommand(1);
+}
+
+int dispatch(const Commands& c) {
+  if (c.print->parsed()) print_graph_file(c.graph_path, std::cout);
+  if (c.verify->parsed()) verify_graph_file(c.graph_path, c.extensions, std::cout);
+  if (c.run->parsed()) print_run_result(c.run_options, run_graph_file(c.run_options));
+  if (c.demo->parsed()) return run_demo(std::cout);
+  if (c.bench->parsed()) run_bench(c.bench_options, std::cout);
+  return EXIT_SUCCESS;
+}
+
+} // namespace
+
+namespace kiln::tools {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app("kiln: inspect, run and benchmark staged tensor graphs", "kiln");
+  Commands commands;
+  add_commands(app, commands);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& e) {
+    return report_error(e.what(), kUsageError);
+  }
+  try {
+    return dispatch(commands);
+  } catch (const kiln::Error& e) {
+    return report_error(e.what(), EXIT_FAILURE);
+  } catch (const std::exception& e) {
+    return report_error(e.what(), EXIT_FAILURE);
+  }
+}
+
+} // namespace kiln::tools
