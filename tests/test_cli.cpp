@@ -235,6 +235,26 @@ TEST_CASE("kiln run refuses every hostile io_* file with one error line naming i
   CHECK(seen >= 12);
 }
 
+// Each graph_* file lies in one way (tests/data/hostile/graph_cases.md): verify and run must both
+// refuse it with one line naming the file, never crash, and leave no output behind.
+TEST_CASE("kiln verify and kiln run refuse every hostile graph_* file with one error line naming it") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  const fs::path hostile = fs::path(KILN_SOURCE_DIR) / "tests" / "data" / "hostile";
+  size_t seen = 0;
+  for (const auto& entry : fs::directory_iterator(hostile)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("graph_", 0) != 0 || entry.path().extension() != ".mlir") continue;
+    CAPTURE(name);
+    ++seen;
+    check_refused(scratch.kiln("verify " + quoted(entry.path())), name, scratch / "out.npy");
+    check_refused(scratch.kiln("run " + quoted(entry.path()) + " --input 0=" + files.input + " --weights " +
+                               files.weights + " --output " + files.output),
+                  name, scratch / "out.npy");
+  }
+  CHECK(seen >= 12);
+}
+
 TEST_CASE("kiln run keeps the old output file when writing the new one fails") {
   Scratch scratch;
   DenseFiles files(scratch);
