@@ -13,7 +13,8 @@ struct View {
 
   int64_t numel() const {
     int64_t n = 1;
-    for (int64_t d : dims) n *= d;
+    for (int64_t d : dims)
+      n *= d;
     return n;
   }
   int64_t rank() const { return int64_t(dims.size()); }

@@ -7,11 +7,11 @@
 #include "jit/dnnl/reduction.hpp"
 #include "jit/dnnl/softmax.hpp"
 #include "jit/dnnl/weight_pack_cache.hpp"
-#include <kiln/error.hpp>
-#include <doctest/doctest.h>
 #include <algorithm>
 #include <cmath>
+#include <doctest/doctest.h>
 #include <exception>
+#include <kiln/error.hpp>
 #include <limits>
 #include <numbers>
 #include <random>
@@ -27,7 +27,8 @@ constexpr double kTolerance = 1e-4;
 
 int64_t numel(const Dims& dims) {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims)
+    n *= d;
   return n;
 }
 
@@ -35,7 +36,8 @@ std::vector<float> random_values(int64_t count, uint32_t seed, float low = -1.0f
   std::mt19937 generator(seed);
   std::uniform_real_distribution<float> distribution(low, high);
   std::vector<float> values(static_cast<size_t>(count));
-  for (float& v : values) v = distribution(generator);
+  for (float& v : values)
+    v = distribution(generator);
   return values;
 }
 
@@ -52,7 +54,8 @@ double max_scaled_error(const std::vector<float>& got, const std::vector<double>
 
 Dims row_major_strides(const Dims& dims) {
   Dims strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  for (size_t i = dims.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * dims[i];
   return strides;
 }
 
@@ -75,22 +78,25 @@ double reference_activation(const PostOp& op, double x) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-void apply_reference_post_ops(const std::vector<PostOp>& post_ops,
-                              const std::vector<std::vector<float>>& residuals, std::vector<double>& values) {
+void apply_reference_post_ops(const std::vector<PostOp>& post_ops, const std::vector<std::vector<float>>& residuals,
+                              std::vector<double>& values) {
   size_t next_residual = 0;
   for (const PostOp& op : post_ops) {
     if (op.kind == PostOp::Kind::add_residual) {
       const std::vector<float>& residual = residuals.at(next_residual++);
-      for (size_t i = 0; i < values.size(); ++i) values[i] += residual[i];
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] += residual[i];
       continue;
     }
-    for (double& v : values) v = reference_activation(op, v);
+    for (double& v : values)
+      v = reference_activation(op, v);
   }
 }
 
 std::vector<const float*> pointers_to(const std::vector<std::vector<float>>& buffers) {
   std::vector<const float*> pointers;
-  for (const auto& buffer : buffers) pointers.push_back(buffer.data());
+  for (const auto& buffer : buffers)
+    pointers.push_back(buffer.data());
   return pointers;
 }
 
@@ -121,7 +127,8 @@ std::vector<double> reference_matmul(const MatmulCase& c) {
   int64_t m = a[rank - 2], k = a[rank - 1];
   int64_t n = p.b_transposed ? b[rank - 2] : b[rank - 1];
   Dims batch(rank - 2);
-  for (size_t i = 0; i + 2 < rank; ++i) batch[i] = std::max(a[i], b[i]);
+  for (size_t i = 0; i + 2 < rank; ++i)
+    batch[i] = std::max(a[i], b[i]);
   Dims a_strides = row_major_strides(a), b_strides = row_major_strides(b);
   std::vector<double> out;
   for (int64_t flat = 0; flat < numel(batch); ++flat) {
@@ -166,8 +173,7 @@ double matmul_error(const MatmulParams& params, uint32_t seed) {
 }
 
 TEST_CASE("matmul matches naive loops at odd sizes") {
-  for (auto [m, k, n] :
-       {std::array<int64_t, 3>{1, 1, 1}, {1, 7, 17}, {7, 17, 1}, {17, 7, 7}, {1023, 17, 7}}) {
+  for (auto [m, k, n] : {std::array<int64_t, 3>{1, 1, 1}, {1, 7, 17}, {7, 17, 1}, {17, 7, 7}, {1023, 17, 7}}) {
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);
@@ -185,17 +191,15 @@ TEST_CASE("matmul broadcasts batch dims of either operand") {
 
 TEST_CASE("matmul reads a transposed B through strides, as Linear's x @ W^T") {
   CHECK(matmul_output_dims({.a_dims = {9, 17}, .b_dims = {7, 17}, .b_transposed = true}) == Dims{9, 7});
-  CHECK(matmul_error({.a_dims = {9, 17}, .b_dims = {7, 17}, .b_transposed = true, .has_bias = true}, 21) <=
-        kTolerance);
+  CHECK(matmul_error({.a_dims = {9, 17}, .b_dims = {7, 17}, .b_transposed = true, .has_bias = true}, 21) <= kTolerance);
   CHECK(matmul_error({.a_dims = {2, 5, 17}, .b_dims = {2, 7, 17}, .b_transposed = true}, 22) <= kTolerance);
   CHECK(matmul_error({.a_dims = {2, 5, 17}, .b_dims = {7, 17}, .b_transposed = true}, 23) <= kTolerance);
 }
 
 TEST_CASE("matmul applies bias then each activation post-op") {
   std::vector<std::vector<PostOp>> chains;
-  for (Activation a :
-       {Activation::relu, Activation::gelu_erf, Activation::gelu_tanh, Activation::tanh, Activation::sigmoid,
-        Activation::silu, Activation::exp, Activation::abs, Activation::square}) {
+  for (Activation a : {Activation::relu, Activation::gelu_erf, Activation::gelu_tanh, Activation::tanh,
+                       Activation::sigmoid, Activation::silu, Activation::exp, Activation::abs, Activation::square}) {
     chains.push_back({PostOp::apply(a)});
   }
   chains.push_back({PostOp::linear(-0.5f, 0.25f)});
@@ -205,8 +209,7 @@ TEST_CASE("matmul applies bias then each activation post-op") {
   }
   for (const auto& chain : chains) {
     CAPTURE(activation_name(chain.back().activation));
-    CHECK(matmul_error({.a_dims = {7, 17}, .b_dims = {17, 9}, .has_bias = true, .post_ops = chain}, 31) <=
-          kTolerance);
+    CHECK(matmul_error({.a_dims = {7, 17}, .b_dims = {17, 9}, .has_bias = true, .post_ops = chain}, 31) <= kTolerance);
   }
 }
 
@@ -244,8 +247,7 @@ TEST_CASE("matmul with a constant B gives the same results as with B bound at ex
   MatmulCase without_b = c;
   without_b.b.clear(); // the constant primitive must not read B from the arguments
   CHECK(max_scaled_error(run_matmul(constant, without_b), reference_matmul(c)) <= kTolerance);
-  MatmulPrimitive private_packing(MatmulParams{.a_dims = {5, 17}, .b_dims = {17, 9}},
-                                  ConstantWeight{c.b.data()});
+  MatmulPrimitive private_packing(MatmulParams{.a_dims = {5, 17}, .b_dims = {17, 9}}, ConstantWeight{c.b.data()});
   MatmulCase plain = make_matmul_case({.a_dims = {5, 17}, .b_dims = {17, 9}}, 52);
   plain.b = c.b;
   CHECK(max_scaled_error(run_matmul(private_packing, plain), reference_matmul(plain)) <= kTolerance);
@@ -364,9 +366,8 @@ TEST_CASE("conv2d matches naive loops with stride, padding, dilation and groups"
                       .has_bias = true},
                      74) <= kTolerance);
   // Depthwise: one group per channel.
-  CHECK(
-      conv2d_error({.input_dims = {2, 7, 9, 9}, .weight_dims = {7, 1, 3, 3}, .padding = {1, 1}, .groups = 7},
-                   75) <= kTolerance);
+  CHECK(conv2d_error({.input_dims = {2, 7, 9, 9}, .weight_dims = {7, 1, 3, 3}, .padding = {1, 1}, .groups = 7}, 75) <=
+        kTolerance);
   CHECK(conv2d_error({.input_dims = {1, 16, 17, 17}, .weight_dims = {32, 16, 1, 1}, .has_bias = true}, 76) <=
         kTolerance);
 }
@@ -390,11 +391,9 @@ TEST_CASE("conv2d refuses mismatched channels and empty results and says why") {
   auto channels = Conv2dPrimitive::refuse({.input_dims = {1, 4, 5, 5}, .weight_dims = {6, 3, 3, 3}});
   REQUIRE(channels);
   CHECK(channels->find("channels") != std::string::npos);
-  auto groups =
-      Conv2dPrimitive::refuse({.input_dims = {1, 4, 5, 5}, .weight_dims = {3, 2, 3, 3}, .groups = 2});
+  auto groups = Conv2dPrimitive::refuse({.input_dims = {1, 4, 5, 5}, .weight_dims = {3, 2, 3, 3}, .groups = 2});
   CHECK(groups);
-  auto empty =
-      Conv2dPrimitive::refuse({.input_dims = {1, 1, 2, 2}, .weight_dims = {1, 1, 3, 3}, .stride = {2, 2}});
+  auto empty = Conv2dPrimitive::refuse({.input_dims = {1, 1, 2, 2}, .weight_dims = {1, 1, 3, 3}, .stride = {2, 2}});
   REQUIRE(empty);
   CHECK(empty->find("empty") != std::string::npos);
   CHECK(Conv2dPrimitive::refuse({.input_dims = {1, 4, 5}, .weight_dims = {6, 4, 3, 3}}));
@@ -433,8 +432,7 @@ TEST_CASE("one primitive executed from four threads at once gives the single-thr
         std::vector<double> matmul_want = reference_matmul(cases[size_t(t)]);
         std::vector<double> conv_want = reference_conv2d(conv_case);
         for (int repeat = 0; repeat < 20; ++repeat) {
-          worst_matmul =
-              std::max(worst_matmul, max_scaled_error(run_matmul(matmul, cases[size_t(t)]), matmul_want));
+          worst_matmul = std::max(worst_matmul, max_scaled_error(run_matmul(matmul, cases[size_t(t)]), matmul_want));
           worst_conv = std::max(worst_conv, max_scaled_error(run_conv2d(conv, conv_case), conv_want));
         }
       } catch (const std::exception&) { // reported below as a failed check, not a terminated process
@@ -442,7 +440,8 @@ TEST_CASE("one primitive executed from four threads at once gives the single-thr
       }
     });
   }
-  for (std::thread& thread : threads) thread.join();
+  for (std::thread& thread : threads)
+    thread.join();
   for (int t = 0; t < kThreads; ++t) {
     CAPTURE(t);
     CHECK(matmul_errors[size_t(t)] <= kTolerance);
@@ -452,17 +451,21 @@ TEST_CASE("one primitive executed from four threads at once gives the single-thr
 
 std::vector<double> reference_softmax(const std::vector<float>& x, const Dims& dims, int64_t axis, bool log) {
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= dims[size_t(i)];
-  for (size_t i = size_t(axis) + 1; i < dims.size(); ++i) inner *= dims[i];
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= dims[size_t(i)];
+  for (size_t i = size_t(axis) + 1; i < dims.size(); ++i)
+    inner *= dims[i];
   int64_t size = dims[size_t(axis)];
   std::vector<double> out(x.size());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       auto at = [&](int64_t j) { return size_t((o * size + j) * inner + i); };
       double largest = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < size; ++j) largest = std::max(largest, double(x[at(j)]));
+      for (int64_t j = 0; j < size; ++j)
+        largest = std::max(largest, double(x[at(j)]));
       double total = 0.0;
-      for (int64_t j = 0; j < size; ++j) total += std::exp(x[at(j)] - largest);
+      for (int64_t j = 0; j < size; ++j)
+        total += std::exp(x[at(j)] - largest);
       for (int64_t j = 0; j < size; ++j) {
         double shifted = x[at(j)] - largest;
         out[at(j)] = log ? shifted - std::log(total) : std::exp(shifted) / total;
@@ -505,9 +508,11 @@ std::vector<double> reference_layer_norm(const std::vector<float>& x, int64_t si
   for (size_t row = 0; row < x.size() / size_t(size); ++row) {
     const float* values = x.data() + row * size_t(size);
     double mean = 0.0, variance = 0.0;
-    for (int64_t i = 0; i < size; ++i) mean += values[i];
+    for (int64_t i = 0; i < size; ++i)
+      mean += values[i];
     mean /= double(size);
-    for (int64_t i = 0; i < size; ++i) variance += (values[i] - mean) * (values[i] - mean);
+    for (int64_t i = 0; i < size; ++i)
+      variance += (values[i] - mean) * (values[i] - mean);
     variance /= double(size);
     for (int64_t i = 0; i < size; ++i) {
       double y = (values[i] - mean) / std::sqrt(variance + eps);
@@ -525,21 +530,20 @@ TEST_CASE("layer_norm matches naive loops with and without weight and bias") {
   for (int64_t axis : {-1, 1, 0}) {
     int64_t first = axis < 0 ? axis + 3 : axis;
     int64_t size = 1;
-    for (size_t i = size_t(first); i < dims.size(); ++i) size *= dims[i];
+    for (size_t i = size_t(first); i < dims.size(); ++i)
+      size *= dims[i];
     std::vector<float> weight = random_values(size, 302), bias = random_values(size, 303);
-    for (auto [has_weight, has_bias] :
-         {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
+    for (auto [has_weight, has_bias] : {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
       CAPTURE(axis);
       CAPTURE(has_weight);
       CAPTURE(has_bias);
-      LayerNormParams params{
-          .dims = dims, .axis = axis, .has_weight = has_weight, .has_bias = has_bias, .eps = 1e-5f};
+      LayerNormParams params{.dims = dims, .axis = axis, .has_weight = has_weight, .has_bias = has_bias, .eps = 1e-5f};
       REQUIRE(!LayerNormPrimitive::refuse(params));
       std::vector<float> out(x.size());
       LayerNormPrimitive(params).execute(x.data(), has_weight ? weight.data() : nullptr,
                                          has_bias ? bias.data() : nullptr, out.data());
-      std::vector<double> want = reference_layer_norm(x, size, has_weight ? weight.data() : nullptr,
-                                                      has_bias ? bias.data() : nullptr, 1e-5);
+      std::vector<double> want =
+          reference_layer_norm(x, size, has_weight ? weight.data() : nullptr, has_bias ? bias.data() : nullptr, 1e-5);
       CHECK(max_scaled_error(out, want) <= kTolerance);
     }
   }
@@ -619,8 +623,8 @@ TEST_CASE("pooling refuses padding beyond half the kernel and empty results") {
   CHECK(Pool2dPrimitive::refuse({.input_dims = {1, 2, 2}, .kernel = {1, 1}}));
 }
 
-std::vector<double> reference_reduction(const std::vector<float>& x, const Dims& dims,
-                                        const std::vector<bool>& reduced, ReduceKind kind) {
+std::vector<double> reference_reduction(const std::vector<float>& x, const Dims& dims, const std::vector<bool>& reduced,
+                                        ReduceKind kind) {
   Dims out_dims = dims;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (reduced[i]) out_dims[i] = 1;
@@ -645,7 +649,8 @@ std::vector<double> reference_reduction(const std::vector<float>& x, const Dims&
     if (kind == ReduceKind::min) slot = std::min(slot, v);
   }
   if (kind == ReduceKind::mean) {
-    for (double& v : out) v /= double(numel(dims) / numel(out_dims));
+    for (double& v : out)
+      v /= double(numel(dims) / numel(out_dims));
   }
   return out;
 }

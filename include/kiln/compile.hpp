@@ -14,8 +14,8 @@ struct CompileOptions {
   std::string name;                           // graph name; empty: "main"
   std::vector<std::string> custom_extensions; // shared libraries registering extension ops
   bool allow_subgraphs = true;
-  std::shared_ptr<Session> session;           // null: the default session
-  std::optional<TierPolicy> tiers;            // null: the session's policy
+  std::shared_ptr<Session> session; // null: the default session
+  std::optional<TierPolicy> tiers;  // null: the session's policy
 };
 
 namespace detail {

@@ -1,6 +1,6 @@
 #pragma once
-#include <kiln/tensor.hpp>
 #include <cstdint>
+#include <kiln/tensor.hpp>
 #include <map>
 #include <memory>
 #include <mutex>

@@ -1,8 +1,8 @@
 #pragma once
-#include <kiln/tensor.hpp>
-#include <kiln/tree.hpp>
 #include <functional>
 #include <iosfwd>
+#include <kiln/tensor.hpp>
+#include <kiln/tree.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,8 +90,10 @@ Traced<Fn, Specs...> trace(Fn& fn, const StageOptions& options, const Specs&... 
   // Braced init evaluates the traced arguments left to right, matching the argument order.
   std::tuple<traced_t<Specs>...> traced{build_traced<std::decay_t<Specs>>(specs, args, next)...};
   result_t<Fn, Specs...> result;
-  if constexpr (std::is_void_v<std::invoke_result_t<Fn&, traced_t<Specs>...>>) std::apply(fn, traced);
-  else result = std::apply(fn, traced);
+  if constexpr (std::is_void_v<std::invoke_result_t<Fn&, traced_t<Specs>...>>)
+    std::apply(fn, traced);
+  else
+    result = std::apply(fn, traced);
   std::vector<Tensor> outputs;
   flatten_result(result, outputs);
   auto module = session.finish(outputs);

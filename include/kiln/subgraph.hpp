@@ -9,7 +9,7 @@ namespace kiln::detail {
 
 // Non-template half of F::as_subgraph (src/trace/subgraph.cpp).
 struct SubgraphBody {
-  std::string function;                 // the private function's name
+  std::string function;                  // the private function's name
   std::shared_ptr<void> result_template; // the body's traced result, to rebuild call results
 };
 // Whether calls should emit func.call (inside a trace, subgraphs allowed) or inline.

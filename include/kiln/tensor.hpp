@@ -1,7 +1,7 @@
 #pragma once
+#include <cstdint>
 #include <kiln/error.hpp>
 #include <kiln/layout.hpp>
-#include <cstdint>
 #include <memory>
 #include <source_location>
 #include <vector>
@@ -25,12 +25,10 @@ public:
   static Tensor arange(int64_t n, DType dtype = DType::f32);
   static Tensor arange(double start, double stop, double step, DType dtype = DType::f32);
   // Uniform in [low, high), deterministic for a seed.
-  static Tensor rand(const std::vector<int64_t>& dims, uint64_t seed, float low = 0.0f,
-                     float high = 1.0f);
+  static Tensor rand(const std::vector<int64_t>& dims, uint64_t seed, float low = 0.0f, float high = 1.0f);
   // Standard normal, deterministic for a seed.
   static Tensor randn(const std::vector<int64_t>& dims, uint64_t seed);
-  template <class T>
-  static Tensor from_vector(const std::vector<T>& values, const std::vector<int64_t>& dims);
+  template <class T> static Tensor from_vector(const std::vector<T>& values, const std::vector<int64_t>& dims);
   // Uninitialised storage.
   static Tensor empty(const std::vector<int64_t>& dims, DType dtype = DType::f32);
   // Wraps user memory without a copy; the caller keeps it alive (keep_alive may own it).
@@ -73,8 +71,7 @@ public:
   // Methods that forward to F:: (work eagerly on concrete tensors, stage on symbolic ones).
   Tensor reshape(const Shape& shape, std::source_location loc = std::source_location::current()) const;
   Tensor transpose(int64_t a, int64_t b, std::source_location loc = std::source_location::current()) const;
-  Tensor permute(const std::vector<int64_t>& perm,
-                 std::source_location loc = std::source_location::current()) const;
+  Tensor permute(const std::vector<int64_t>& perm, std::source_location loc = std::source_location::current()) const;
   Tensor cast(DType dtype, std::source_location loc = std::source_location::current()) const;
 
   const std::shared_ptr<detail::TensorImpl>& impl() const { return impl_; }
@@ -109,14 +106,14 @@ Tensor operator*(double a, LocatedTensor b);
 Tensor operator/(double a, LocatedTensor b);
 Tensor operator-(LocatedTensor a);
 
-template <class T>
-Tensor Tensor::from_vector(const std::vector<T>& values, const std::vector<int64_t>& dims) {
+template <class T> Tensor Tensor::from_vector(const std::vector<T>& values, const std::vector<int64_t>& dims) {
   if (static_cast<int64_t>(values.size()) != numel_of(dims))
-    throw Error(ErrorKind::shape, "from_vector: " + std::to_string(values.size()) +
-                                      " values do not fill shape " + shape_to_string(shape_from_dims(dims)));
+    throw Error(ErrorKind::shape, "from_vector: " + std::to_string(values.size()) + " values do not fill shape " +
+                                      shape_to_string(shape_from_dims(dims)));
   Tensor t = empty(dims, dtype_of<T>());
   T* out = static_cast<T*>(t.raw_data());
-  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  for (size_t i = 0; i < values.size(); ++i)
+    out[i] = values[i];
   return t;
 }
 

@@ -1,7 +1,7 @@
 #include "jit/dnnl/layer_norm.hpp"
 #include "jit/dnnl/engine.hpp"
-#include <kiln/error.hpp>
 #include <functional>
+#include <kiln/error.hpp>
 #include <numeric>
 
 namespace kiln::jit::dnnl_ops {
@@ -42,8 +42,7 @@ struct LayerNormPrimitive::Impl {
 std::optional<std::string> LayerNormPrimitive::refuse(const LayerNormParams& params) {
   if (auto reason = refuse_dims("layer_norm input", params.dims, 1)) return reason;
   if (!normalize_axis(params.axis, params.dims.size())) {
-    return "layer_norm axis " + std::to_string(params.axis) + " is outside rank " +
-           std::to_string(params.dims.size());
+    return "layer_norm axis " + std::to_string(params.axis) + " is outside rank " + std::to_string(params.dims.size());
   }
   if (!(params.eps >= 0.0f)) return "layer_norm eps must be >= 0";
   return refuse_unimplemented("layer_norm", [&] { return make_pd(params, true); });

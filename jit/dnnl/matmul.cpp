@@ -1,8 +1,8 @@
 #include "jit/dnnl/matmul.hpp"
 #include "jit/dnnl/engine.hpp"
 #include "jit/dnnl/weight_pack_cache.hpp"
-#include <kiln/error.hpp>
 #include <algorithm>
+#include <kiln/error.hpp>
 
 namespace kiln::jit::dnnl_ops {
 namespace {
@@ -21,7 +21,8 @@ Dims with_leading_ones(const Dims& dims, size_t rank) {
 
 Dims row_major_strides(const Dims& dims) {
   Dims strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  for (size_t i = dims.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * dims[i];
   return strides;
 }
 
@@ -36,7 +37,8 @@ MatmulLayout layout_of(const MatmulParams& params) {
     std::swap(layout.b_strides[rank - 2], layout.b_strides[rank - 1]);
   }
   layout.out = layout.a;
-  for (size_t i = 0; i + 2 < rank; ++i) layout.out[i] = std::max(layout.a[i], layout.b[i]);
+  for (size_t i = 0; i + 2 < rank; ++i)
+    layout.out[i] = std::max(layout.a[i], layout.b[i]);
   layout.out[rank - 1] = layout.b[rank - 1];
   layout.bias = Dims(rank, 1);
   layout.bias[rank - 1] = layout.b[rank - 1];
@@ -63,11 +65,9 @@ dnnl::matmul::primitive_desc make_pd(const MatmulParams& params, const MatmulLay
                                      const dnnl::memory::desc& b_desc, bool allow_empty) {
   dnnl::memory::desc a_desc = plain_desc(layout.a);
   dnnl::memory::desc out_desc = plain_desc(layout.out);
-  dnnl::matmul::desc desc = params.has_bias
-                                ? dnnl::matmul::desc(a_desc, b_desc, plain_desc(layout.bias), out_desc)
-                                : dnnl::matmul::desc(a_desc, b_desc, out_desc);
-  return dnnl::matmul::primitive_desc(desc, make_attr(params.post_ops, layout.out), cpu_engine(),
-                                      allow_empty);
+  dnnl::matmul::desc desc = params.has_bias ? dnnl::matmul::desc(a_desc, b_desc, plain_desc(layout.bias), out_desc)
+                                            : dnnl::matmul::desc(a_desc, b_desc, out_desc);
+  return dnnl::matmul::primitive_desc(desc, make_attr(params.post_ops, layout.out), cpu_engine(), allow_empty);
 }
 
 dnnl::memory::desc stored_b_desc(const MatmulLayout& layout) {
@@ -152,9 +152,7 @@ void MatmulPrimitive::execute(const MatmulArgs& args) const {
 
 const std::vector<int64_t>& MatmulPrimitive::output_dims() const { return impl_->layout.out; }
 
-const void* MatmulPrimitive::constant_b_data() const {
-  return impl_->constant_b ? impl_->constant_b->data : nullptr;
-}
+const void* MatmulPrimitive::constant_b_data() const { return impl_->constant_b ? impl_->constant_b->data : nullptr; }
 
 std::string MatmulPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
 

@@ -34,9 +34,8 @@ dnnl::pooling_forward::primitive_desc make_pd(const Pool2dParams& params, bool a
   Dims out = pool2d_output_dims(params);
   Dims padding{params.padding[0], params.padding[1]};
   dnnl::pooling_forward::desc op(dnnl::prop_kind::forward_inference, algorithm_of(params.kind),
-                                 plain_desc(params.input_dims), plain_desc(out),
-                                 {params.stride[0], params.stride[1]}, {params.kernel[0], params.kernel[1]},
-                                 padding, padding);
+                                 plain_desc(params.input_dims), plain_desc(out), {params.stride[0], params.stride[1]},
+                                 {params.kernel[0], params.kernel[1]}, padding, padding);
   return dnnl::pooling_forward::primitive_desc(op, make_attr({}, out), cpu_engine(), allow_empty);
 }
 

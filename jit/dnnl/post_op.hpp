@@ -21,9 +21,7 @@ struct PostOp {
   float beta = 0.0f;
 
   static PostOp apply(Activation activation) { return {Kind::activation, activation, 1.0f, 0.0f}; }
-  static PostOp linear(float alpha, float beta) {
-    return {Kind::activation, Activation::linear, alpha, beta};
-  }
+  static PostOp linear(float alpha, float beta) { return {Kind::activation, Activation::linear, alpha, beta}; }
   static PostOp add_residual() { return {Kind::add_residual, Activation::relu, 1.0f, 0.0f}; }
 };
 

@@ -18,7 +18,8 @@ dnnl::algorithm algorithm_of(ReduceKind kind) {
 // One flag per axis; assumes the axes were validated.
 std::vector<bool> reduced_axes(const ReductionParams& params) {
   std::vector<bool> reduced(params.dims.size(), params.axes.empty());
-  for (int64_t axis : params.axes) reduced[size_t(*normalize_axis(axis, params.dims.size()))] = true;
+  for (int64_t axis : params.axes)
+    reduced[size_t(*normalize_axis(axis, params.dims.size()))] = true;
   return reduced;
 }
 
@@ -37,8 +38,7 @@ std::optional<std::string> refuse_axes(const ReductionParams& params) {
   for (int64_t axis : params.axes) {
     auto normalized = normalize_axis(axis, params.dims.size());
     if (!normalized) {
-      return "reduction axis " + std::to_string(axis) + " is outside rank " +
-             std::to_string(params.dims.size());
+      return "reduction axis " + std::to_string(axis) + " is outside rank " + std::to_string(params.dims.size());
     }
     if (seen[size_t(*normalized)]) return "reduction axis " + std::to_string(axis) + " is listed twice";
     seen[size_t(*normalized)] = true;
@@ -74,8 +74,7 @@ std::vector<int64_t> reduction_output_dims(const ReductionParams& params) {
 std::optional<std::string> ReductionPrimitive::refuse(const ReductionParams& params) {
   if (auto reason = refuse_dims("reduction input", params.dims, 1)) return reason;
   if (auto reason = refuse_axes(params)) return reason;
-  if (kept_dims(params) == params.dims)
-    return "reduction over axes of size 1 only is a copy, not a reduction";
+  if (kept_dims(params) == params.dims) return "reduction over axes of size 1 only is a copy, not a reduction";
   return refuse_unimplemented("reduction", [&] { return make_pd(params, true); });
 }
 

@@ -43,16 +43,13 @@ dnnl::memory reorder_once(const std::string& name, const dnnl::memory::desc& src
 WeightPackCache::WeightPackCache() : state_(std::make_unique<State>()) {}
 WeightPackCache::~WeightPackCache() = default;
 
-dnnl::memory WeightPackCache::get_or_pack(const std::string& name, uint64_t version,
-                                          const dnnl::memory::desc& src_desc, const void* src,
-                                          const dnnl::memory::desc& wanted) {
+dnnl::memory WeightPackCache::get_or_pack(const std::string& name, uint64_t version, const dnnl::memory::desc& src_desc,
+                                          const void* src, const dnnl::memory::desc& wanted) {
   std::lock_guard lock(state_->mutex);
-  State::PackedVersions& versions =
-      state_->by_name.try_emplace(name, State::PackedVersions{version, {}}).first->second;
+  State::PackedVersions& versions = state_->by_name.try_emplace(name, State::PackedVersions{version, {}}).first->second;
   if (versions.version > version) {
-    throw Error(ErrorKind::weight, "WeightPackCache: weight '" + name + "' version " +
-                                       std::to_string(version) + " is older than the packed version " +
-                                       std::to_string(versions.version));
+    throw Error(ErrorKind::weight, "WeightPackCache: weight '" + name + "' version " + std::to_string(version) +
+                                       " is older than the packed version " + std::to_string(versions.version));
   }
   if (versions.version < version) versions = State::PackedVersions{version, {}};
   for (const State::PackedEntry& entry : versions.entries) {
@@ -67,7 +64,8 @@ dnnl::memory WeightPackCache::get_or_pack(const std::string& name, uint64_t vers
 size_t WeightPackCache::size() const {
   std::lock_guard lock(state_->mutex);
   size_t count = 0;
-  for (const auto& [name, versions] : state_->by_name) count += versions.entries.size();
+  for (const auto& [name, versions] : state_->by_name)
+    count += versions.entries.size();
   return count;
 }
 
@@ -87,9 +85,9 @@ ResolvedWeight resolve_constant_weight(const ConstantWeight& weight, const dnnl:
     throw Error(ErrorKind::weight, "jit::dnnl_ops: constant weight '" + weight.name + "' has no data");
   }
   if (given == preferred) return {given, weight.data, {}};
-  dnnl::memory packed =
-      weight.cache ? weight.cache->get_or_pack(weight.name, weight.version, given, weight.data, preferred)
-                   : reorder_once(weight.name, given, weight.data, preferred);
+  dnnl::memory packed = weight.cache
+                            ? weight.cache->get_or_pack(weight.name, weight.version, given, weight.data, preferred)
+                            : reorder_once(weight.name, given, weight.data, preferred);
   return {preferred, packed.get_data_handle(), packed};
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 #include "jit/dnnl/constant_weight.hpp"
-#include <oneapi/dnnl/dnnl.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
 namespace kiln::jit::dnnl_ops {

@@ -1,5 +1,5 @@
-#include "jit/dnnl/matmul.hpp"
 #include "core/environment.hpp"
+#include "jit/dnnl/matmul.hpp"
 #include "jit/tier/epilogue.hpp"
 #include "jit/tier/lowerings.hpp"
 #include <cstdlib>

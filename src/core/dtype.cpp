@@ -34,17 +34,15 @@ const char* dtype_name(DType dtype) {
 }
 
 DType parse_dtype(std::string_view name) {
-  for (DType d : {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64,
-                  DType::u8, DType::boolean})
+  for (DType d :
+       {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64, DType::u8, DType::boolean})
     if (name == dtype_name(d)) return d;
   if (name == "bool") return DType::boolean;
   if (name == "u8") return DType::u8;
   throw Error(ErrorKind::dtype, "unknown dtype '" + std::string(name) + "'");
 }
 
-bool dtype_is_float(DType d) {
-  return d == DType::f32 || d == DType::f64 || d == DType::f16 || d == DType::bf16;
-}
+bool dtype_is_float(DType d) { return d == DType::f32 || d == DType::f64 || d == DType::f16 || d == DType::bf16; }
 bool dtype_is_integer(DType d) { return !dtype_is_float(d); }
 
 } // namespace kiln

@@ -29,10 +29,10 @@ inline uint16_t float_to_f16(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   uint16_t sign = uint16_t((u >> 16) & 0x8000u);
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return sign | 0x7e00u;          // NaN
-  if (abs >= 0x477ff000u) return sign | 0x7c00u;         // overflow to inf (incl. inf)
-  if (abs < 0x38800000u) {                               // subnormal or zero in f16
-    float v = std::bit_cast<float>(abs) * 16777216.0f;   // scale to units of 2^-24
+  if (abs > 0x7f800000u) return sign | 0x7e00u;        // NaN
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;       // overflow to inf (incl. inf)
+  if (abs < 0x38800000u) {                             // subnormal or zero in f16
+    float v = std::bit_cast<float>(abs) * 16777216.0f; // scale to units of 2^-24
     uint32_t m = uint32_t(v);
     float rem = v - float(m);
     if (rem > 0.5f || (rem == 0.5f && (m & 1u))) ++m;

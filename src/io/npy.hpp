@@ -1,6 +1,6 @@
 #pragma once
-#include <kiln/dtype.hpp>
 #include <cstdint>
+#include <kiln/dtype.hpp>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -32,13 +32,15 @@ OpId Function::add_op(OpKind kind, std::vector<ValueId> operands, const std::vec
 
 std::vector<ValueType> Function::arg_types() const {
   std::vector<ValueType> types;
-  for (ValueId v : args) types.push_back(type_of(v));
+  for (ValueId v : args)
+    types.push_back(type_of(v));
   return types;
 }
 
 std::vector<ValueType> Function::output_types() const {
   std::vector<ValueType> types;
-  for (ValueId v : outputs) types.push_back(type_of(v));
+  for (ValueId v : outputs)
+    types.push_back(type_of(v));
   return types;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 #include "ir/attr.hpp"
 #include "ir/op_kind.hpp"
-#include <kiln/layout.hpp>
 #include <cstdint>
+#include <kiln/layout.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,8 +58,8 @@ struct Function {
 
   ValueId add_arg(ValueType type);
   // Appends an op and creates one result value per type; returns the op id.
-  OpId add_op(OpKind kind, std::vector<ValueId> operands, const std::vector<ValueType>& result_types,
-              Attrs attrs = {}, SourceLoc loc = {});
+  OpId add_op(OpKind kind, std::vector<ValueId> operands, const std::vector<ValueType>& result_types, Attrs attrs = {},
+              SourceLoc loc = {});
   const ValueType& type_of(ValueId v) const { return values.at(v).type; }
   std::vector<ValueType> arg_types() const;
   std::vector<ValueType> output_types() const;

@@ -5,6 +5,8 @@ namespace kiln::ir {
 
 // Every op kind, once. The X-macro keeps the enum and the op table (ops.cpp) in step.
 // Semantics and attributes of each op are documented in ops.hpp.
+// One family per line: clang-format would reflow the X-macro.
+// clang-format off
 #define KILN_OP_KINDS(X)                                                                           \
   /* elementwise unary */                                                                          \
   X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(gelu) X(silu) X(erf)  \
@@ -25,6 +27,7 @@ namespace kiln::ir {
   X(constant) X(constant_external) X(full) X(arange)                                               \
   /* side effects, calls, extensions */                                                            \
   X(buffer_store) X(call) X(custom)
+// clang-format on
 
 enum class OpKind : uint16_t {
 #define KILN_OP_ENUM(name) name,

@@ -12,12 +12,14 @@ void WeightRegistry::set(const std::string& name, const Tensor& value) {
 }
 
 void WeightRegistry::set_all(const std::map<std::string, Tensor>& values) {
-  for (const auto& [name, value] : values) set(name, value);
+  for (const auto& [name, value] : values)
+    set(name, value);
 }
 
 void WeightRegistry::load_safetensors(const std::string& path, const std::string& prefix) {
   auto file = kiln::load_safetensors(path);
-  for (const auto& [name, value] : file.tensors) set(prefix + name, value);
+  for (const auto& [name, value] : file.tensors)
+    set(prefix + name, value);
 }
 
 std::optional<Tensor> WeightRegistry::find(const std::string& name) const {
@@ -46,7 +48,8 @@ uint64_t WeightRegistry::generation() const {
 std::vector<std::string> WeightRegistry::names() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> out;
-  for (const auto& [name, e] : entries_) out.push_back(name);
+  for (const auto& [name, e] : entries_)
+    out.push_back(name);
   return out;
 }
 

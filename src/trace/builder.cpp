@@ -12,7 +12,8 @@ std::vector<Tensor> FunctionBuilder::add_op(ir::OpKind kind, const std::vector<i
                                             ir::SourceLoc loc) {
   ir::OpId id = fn_.add_op(kind, operands, types, std::move(attrs), std::move(loc));
   std::vector<Tensor> results;
-  for (ir::ValueId v : fn_.ops[id].results) results.push_back(symbolic(v));
+  for (ir::ValueId v : fn_.ops[id].results)
+    results.push_back(symbolic(v));
   return results;
 }
 
@@ -27,7 +28,8 @@ Tensor FunctionBuilder::symbolic(ir::ValueId v) {
 
 std::string ModuleBuilder::unique_function_name(const std::string& base) {
   std::string name = base;
-  for (int i = 1; module_.find(name) || name == options_.name; ++i) name = base + "_" + std::to_string(i);
+  for (int i = 1; module_.find(name) || name == options_.name; ++i)
+    name = base + "_" + std::to_string(i);
   return name;
 }
 
@@ -68,7 +70,8 @@ std::shared_ptr<FunctionBuilder> owning_builder(const std::vector<Tensor>& opera
 
 ir::ValueId embed_constant(FunctionBuilder& builder, const Tensor& value, const ir::SourceLoc& loc) {
   ir::ValueType type{value.dtype(), value.shape(), false};
-  auto results = builder.add_op(ir::OpKind::constant, {}, {type}, ir::Attrs{{"value", ir::Attr::of_tensor(value)}}, loc);
+  auto results =
+      builder.add_op(ir::OpKind::constant, {}, {type}, ir::Attrs{{"value", ir::Attr::of_tensor(value)}}, loc);
   return results[0].impl()->value;
 }
 

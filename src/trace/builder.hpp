@@ -65,7 +65,6 @@ ir::SourceLoc to_source_loc(const std::source_location& loc);
 // ones become embedded constants.
 std::vector<Tensor> apply(ir::OpKind kind, const std::vector<Tensor>& operands, ir::Attrs attrs,
                           const std::source_location& loc);
-Tensor apply1(ir::OpKind kind, const std::vector<Tensor>& operands, ir::Attrs attrs,
-              const std::source_location& loc);
+Tensor apply1(ir::OpKind kind, const std::vector<Tensor>& operands, ir::Attrs attrs, const std::source_location& loc);
 
 } // namespace kiln::trace

@@ -2,8 +2,8 @@
 #include "ir/text/parser.hpp"
 #include "ir/text/printer.hpp"
 #include "ir/verify.hpp"
-#include <kiln/stage.hpp>
 #include <fstream>
+#include <kiln/stage.hpp>
 #include <ostream>
 #include <sstream>
 

@@ -66,8 +66,8 @@ const SubgraphBody& end_subgraph(const std::string& key, const std::vector<Tenso
     Tensor out = outputs[i];
     if (out.is_concrete()) out = F::constant(out);
     if (!out.is_symbolic() || out.impl()->builder != body)
-      throw Error(ErrorKind::spec, "subgraph @" + fn.name + " output " + std::to_string(i) +
-                                       " is not a value of its body");
+      throw Error(ErrorKind::spec,
+                  "subgraph @" + fn.name + " output " + std::to_string(i) + " is not a value of its body");
     fn.outputs.push_back(out.impl()->value);
   }
   body->finish();
