@@ -1,4 +1,5 @@
 #include "interp/kernel.hpp"
+#include "jit/tier/warm_up.hpp"
 #include <cmath>
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -364,4 +365,24 @@ TEST_CASE("four threads call one convolution chain at once, its batch split acro
     return F::relu(conv_layer(h, "c2", 8, 16, 2));
   };
   check_concurrent_calls(stack, conv_stack_weights(), Tensor::randn({2 * kiln::interp::num_threads(), 3, 13, 13}, 112));
+}
+
+// The warm-up swallows its failures (it is best effort at session creation), so a graph that stopped
+// parsing or compiling would silently bring back the crash at exit: check that it compiles.
+TEST_CASE("the JIT warm-up graph parses and compiles through the JIT tier") {
+  const runtime::ExecutableFactory* jit = runtime::find_tier("jit");
+  REQUIRE(jit != nullptr);
+  bool compiled = false;
+  std::string failure;
+  jit::tier::warm_up([&](std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights) {
+    try {
+      auto executable = (*jit)(std::move(graph), weights);
+      compiled = executable->ops_per_lowering().size() > 1; // lowered, not all left to the interpreter
+      return executable;
+    } catch (const std::exception& e) {
+      failure = e.what();
+      throw;
+    }
+  });
+  CHECK_MESSAGE(compiled, failure);
 }
