@@ -68,6 +68,22 @@ TEST_CASE("the session registry supplies weights and updates are picked up") {
   CHECK(run(Tensor::zeros({2})).data<float>()[0] == 5.0f);
 }
 
+// A cache entry depends on the versions of the weights its graph reads and nothing else.
+TEST_CASE("setting a weight a callable does not read keeps its executables; one it reads rebuilds them") {
+  auto session = interp_session();
+  session->weights().set("w", Tensor::full({2}, 2.0));
+  session->weights().set("unrelated", Tensor::ones({3}));
+  auto run = compile([](Tensor x) { return x + F::constant_external("w", TensorLayout(DType::f32, {2})); },
+                     {.session = session})(TensorLayout(DType::f32, {2}));
+  CHECK(run(Tensor::zeros({2})).data<float>()[0] == 2.0f);
+  session->weights().set("unrelated", Tensor::zeros({3}));
+  CHECK(run(Tensor::zeros({2})).data<float>()[0] == 2.0f);
+  CHECK(session->totals().signatures_compiled == 1);
+  session->weights().set("w", Tensor::full({2}, 7.0));
+  CHECK(run(Tensor::zeros({2})).data<float>()[0] == 7.0f);
+  CHECK(session->totals().signatures_compiled == 2);
+}
+
 TEST_CASE("every call checks its arguments and names the offender") {
   TensorLayout s(DType::f32, {"batch", 2});
   auto run = compile([](Tensor a, std::map<std::string, Tensor> m) { return a + m.at("lo") + m.at("hi"); },

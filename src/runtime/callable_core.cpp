@@ -58,14 +58,17 @@ struct CallableCore::State {
   // skips formatting it. The cache is still asked, so LRU order and eviction stay exact.
   struct SignatureKey {
     std::vector<ir::ValueType> types;
-    uint64_t weight_generation = 0;
+    uint64_t weight_generation = 0;        // the registry's, to skip recomputing the key while unchanged
+    std::vector<uint64_t> weight_versions; // of registry_weights, in order: part of the key
     std::string key, text;
   };
+  std::vector<std::string> registry_weights;  // weights this callable reads from the session's registry
+  std::vector<uint64_t> last_weight_versions; // for KILN_LOG=recompiles
   std::atomic<std::shared_ptr<const SignatureKey>> recent;
 
   runtime::WeightMap bind_weights() const;
   std::vector<ir::ValueType> check_arguments(const TreeLeaves& args, const std::vector<Tensor>& tensors) const;
-  std::string describe_miss(const std::vector<ir::ValueType>& types);
+  std::string describe_miss(const SignatureKey& signature);
   std::shared_ptr<CacheEntry> build_entry(const std::vector<ir::ValueType>& types, const std::string& text) const;
   void maybe_promote(const std::shared_ptr<CacheEntry>& entry);
   std::shared_ptr<const SignatureKey> signature_key(const std::vector<ir::ValueType>& types,
@@ -75,11 +78,16 @@ struct CallableCore::State {
 
 std::shared_ptr<const CallableCore::State::SignatureKey>
 CallableCore::State::signature_key(const std::vector<ir::ValueType>& types, uint64_t weight_generation) const {
-  auto signature = std::make_shared<SignatureKey>(SignatureKey{types, weight_generation, {}, {}});
+  auto signature = std::make_shared<SignatureKey>(SignatureKey{types, weight_generation, {}, {}, {}});
   for (size_t i = 0; i < types.size(); ++i)
     signature->text += (i ? ", " : "") + std::string(dtype_name(types[i].dtype)) + shape_to_string(types[i].shape);
-  // Weights from the session registry may change: their generation is part of the key.
-  signature->key = fingerprint + "|" + signature->text + "|w" + std::to_string(weight_generation);
+  // Only the versions of the registry weights this graph reads are part of the key: setting any
+  // other weight leaves its executables alone.
+  signature->key = fingerprint + "|" + signature->text + "|w";
+  for (const std::string& name : registry_weights) {
+    signature->weight_versions.push_back(session->weights().version(name));
+    signature->key += std::to_string(signature->weight_versions.back()) + ",";
+  }
   return signature;
 }
 
@@ -89,7 +97,7 @@ std::shared_ptr<CacheEntry> CallableCore::State::lookup(const SignatureKey& sign
       signature.key, [&] { return build_entry(signature.types, signature.text); }, &built);
   if (built && runtime::log_enabled(runtime::LogChannel::recompiles))
     runtime::log_line(runtime::LogChannel::recompiles,
-                      "compiled " + module->name + "(" + signature.text + "): " + describe_miss(signature.types));
+                      "compiled " + module->name + "(" + signature.text + "): " + describe_miss(signature));
   return entry;
 }
 
@@ -157,10 +165,15 @@ std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves
   return types;
 }
 
-std::string CallableCore::State::describe_miss(const std::vector<ir::ValueType>& types) {
+std::string CallableCore::State::describe_miss(const SignatureKey& signature) {
+  const std::vector<ir::ValueType>& types = signature.types;
   std::lock_guard lock(last_mutex);
   std::string why;
   if (last_signature.empty()) why = "first call";
+  for (size_t w = 0; w < registry_weights.size() && w < last_weight_versions.size(); ++w)
+    if (signature.weight_versions[w] != last_weight_versions[w])
+      why += (why.empty() ? "" : ", ") + std::string("weight '") + registry_weights[w] + "' changed";
+  last_weight_versions = signature.weight_versions;
   for (size_t i = 0; i < types.size() && i < last_signature.size(); ++i)
     for (size_t d = 0; d < types[i].shape.size() && d < last_signature[i].shape.size(); ++d)
       if (!(types[i].shape[d] == last_signature[i].shape[d]))
@@ -236,6 +249,8 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
   state_->session = options.session ? options.session : Session::default_session();
   state_->policy = options.tiers.value_or(state_->session->policy());
   state_->weight_types = declared_weights(*state_->module);
+  for (const auto& [name, type] : state_->weight_types)
+    if (!state_->own_weights.contains(name)) state_->registry_weights.push_back(name);
   state_->bind_weights(); // missing or mismatched weights fail now, not at the first call
   state_->optimized = std::make_shared<const ir::Module>(ir::run_default_passes(*state_->module));
   state_->fingerprint = std::to_string(std::hash<std::string>{}(ir::print_module(*state_->module)));
