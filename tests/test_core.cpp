@@ -1,4 +1,5 @@
 #include "core/environment.hpp"
+#include "scoped_env.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -111,12 +112,6 @@ TEST_CASE("an undefined tensor is refused with a clear message") {
 }
 
 namespace {
-// Sets one variable for the life of the guard.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  const char* name_;
-};
 constexpr const char* kVar = "KILN_TEST_KNOB";
 } // namespace
 

@@ -1,5 +1,6 @@
 #include "interp/kernel.hpp"
 #include "jit/tier/warm_up.hpp"
+#include "scoped_env.hpp"
 #include <cmath>
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -88,27 +89,6 @@ Tensor mlp(const Tensor& x) {
   Tensor b2 = F::constant_external("fc2.bias", TensorLayout(DType::f32, {8}));
   return F::linear(F::gelu(F::linear(x, w1, b1)), w2, b2);
 }
-
-// Sets an environment variable for one test and restores it after.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 std::map<std::string, Tensor> mlp_weights() {
   return {{"fc1.weight", Tensor::randn({32, 16}, 1)},

@@ -5,6 +5,7 @@
 #include "ir/text/parser.hpp"
 #include "ir/text/printer.hpp"
 #include "ir/verify.hpp"
+#include "scoped_env.hpp"
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -308,22 +309,6 @@ std::string error_at_marker(const std::string& marked, ErrorKind kind) {
   }
   return "(parsed without error)";
 }
-
-// Sets one variable for the life of the guard, then restores what was there.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A module of functions @f0 .. @f<n-1> where each @fi calls the @f<calls[i]> listed (none: -1),
 // every call at model.py:<10 + i>:5.

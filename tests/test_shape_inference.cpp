@@ -2,6 +2,7 @@
 #include "ir/ops.hpp"
 #include "ir/shape_inference.hpp"
 #include "ir/specialize.hpp"
+#include "scoped_env.hpp"
 #include <cmath>
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -40,22 +41,6 @@ bool mentions(const std::string& haystack, const std::string& needle) {
   if (!found) MESSAGE("'" << needle << "' not in '" << haystack << "'");
   return found;
 }
-
-// Sets (or unsets, for nullptr) one variable for the life of the guard, then restores it.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 template <class Fn> std::string thrown_by(Fn&& fn) {
   try {
