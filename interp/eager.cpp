@@ -9,12 +9,10 @@ namespace kiln::interp {
 namespace {
 
 // The runner of an extension op (null for every other op kind).
-std::shared_ptr<const StepRunner> eager_extension_runner(const ir::Op& op, std::span<const Tensor> inputs,
+std::shared_ptr<const StepRunner> eager_extension_runner(const ir::Op& op,
+                                                         const std::vector<ir::ValueType>& operand_types,
                                                          const std::vector<ir::ValueType>& result_types) {
   if (op.kind != ir::OpKind::custom) return nullptr;
-  std::vector<ir::ValueType> operand_types;
-  for (const Tensor& input : inputs)
-    operand_types.push_back({input.dtype(), input.shape(), false});
   return make_extension_runner(op, operand_types, result_types);
 }
 
@@ -22,14 +20,17 @@ std::shared_ptr<const StepRunner> eager_extension_runner(const ir::Op& op, std::
 std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::span<const Tensor> inputs,
                                  const std::vector<ir::ValueType>& result_types, const ir::SourceLoc& loc) {
   // Kernels see an ir::Op; numbered operands and results keep its arity equal to the views'.
-  ir::Op op{kind, {}, {}, attrs, loc};
+  std::vector<ir::ValueType> operand_types;
+  for (const Tensor& input : inputs)
+    operand_types.push_back({input.dtype(), input.shape(), false});
+  ir::Op op{kind, {}, {}, attrs, loc, ir::decode_params(kind, attrs, operand_types)};
   for (size_t i = 0; i < inputs.size(); ++i)
     op.operands.push_back(ir::ValueId(i));
   for (size_t i = 0; i < result_types.size(); ++i)
     op.results.push_back(ir::ValueId(inputs.size() + i));
-  if (kind == ir::OpKind::constant) return {attrs.get_tensor("value")};
+  if (kind == ir::OpKind::constant) return {ir::params_of<ir::ConstantParams>(op).value};
   Kernel kernel = kernel_for(kind);
-  std::shared_ptr<const StepRunner> runner = eager_extension_runner(op, inputs, result_types);
+  std::shared_ptr<const StepRunner> runner = eager_extension_runner(op, operand_types, result_types);
   if (!kernel && !runner)
     throw Error(ErrorKind::unsupported, op_place(op) + ": not available in eager mode (only inside a graph)");
 

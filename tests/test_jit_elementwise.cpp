@@ -34,9 +34,13 @@ const std::vector<int64_t> kSizes = {1, 7, 15, 16, 17, 1023, 65537};
 
 int32_t input(int k) { return -(k + 1); }
 
+bool uses_tanh(const RegionNode& n) { return std::get<ir::GeluParams>(n.params).form == ir::GeluForm::tanh; }
+
 RegionNode node(OpKind kind, std::vector<int32_t> args, DType dtype = DType::f32, ir::Attrs attrs = {},
                 float scalar = 0.0f) {
-  return RegionNode{kind, std::move(args), std::move(attrs), scalar, dtype};
+  // A constant node is a literal (`scalar`), not a kiln.constant with a value attribute.
+  ir::OpParams params = kind == OpKind::constant ? ir::OpParams{} : ir::decode_params(kind, attrs, {});
+  return RegionNode{kind, std::move(args), std::move(params), scalar, dtype};
 }
 
 RegionNode constant(float value) { return node(OpKind::constant, {}, DType::f32, {}, value); }
@@ -154,8 +158,7 @@ double ref_unary(OpKind kind, double x, const RegionNode& n) {
   case OpKind::silu: return x == -INFINITY ? 0.0 : x * ref_sigmoid(x);
   case OpKind::gelu:
     if (x == -INFINITY) return 0.0;
-    if (n.attrs.find("approximate") && n.attrs.get_string("approximate") == "tanh")
-      return x * ref_sigmoid(2.0 * std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x));
+    if (uses_tanh(n)) return x * ref_sigmoid(2.0 * std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x));
     return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
   case OpKind::pow: return std::pow(x, double(n.scalar));
   default: FAIL("no reference for op " << int(kind)); return 0;
@@ -202,7 +205,7 @@ Value ref_eval(const RegionNode& n, const std::vector<Value>& a) {
   case OpKind::div: r.f = f(0) / f(1); break;
   case OpKind::maximum: r.f = nan_max(f(0), f(1)); break;
   case OpKind::minimum: r.f = nan_min(f(0), f(1)); break;
-  case OpKind::compare: r.b = ref_compare(n.attrs.get_string("predicate"), f(0), f(1)); break;
+  case OpKind::compare: r.b = ref_compare(ir::encode_params(n.params).get_string("predicate"), f(0), f(1)); break;
   case OpKind::where: r = a[0].b ? a[1] : a[2]; break;
   case OpKind::cast: r = ref_cast(a[0], n.dtype); break;
   default: r.f = ref_unary(n.kind, f(0), n); break;
@@ -363,7 +366,7 @@ std::string describe(const RegionNode& n) {
   std::ostringstream out;
   out << "op " << int(n.kind);
   if (n.kind == OpKind::pow) out << " exponent " << n.scalar;
-  if (const ir::Attr* a = n.attrs.find("approximate")) out << " " << std::get<std::string>(a->value);
+  if (n.kind == OpKind::gelu) out << (uses_tanh(n) ? " tanh" : " none");
   return out.str();
 }
 
@@ -385,7 +388,7 @@ Bound bound_of(const RegionNode& n) {
   case OpKind::sigmoid: return {3, 0};
   case OpKind::silu: return {3.5, 0};
   case OpKind::erf: return {2, 0};
-  case OpKind::gelu: return {n.attrs.get_string("approximate") == "tanh" ? 3.5 : 6.0, 0};
+  case OpKind::gelu: return {uses_tanh(n) ? 3.5 : 6.0, 0};
   case OpKind::sin:
   case OpKind::cos: return {3, 1.5e-7};
   case OpKind::pow: return {2.5, 0};
@@ -916,8 +919,10 @@ TEST_CASE("compile_region refuses what it cannot generate and names the node and
   region.outputs = {1};
   CHECK(refusal(region).find("node 1 (kiln.exp): argument 0 is i32, expected f32") != std::string::npos);
 
-  region = binary_region(compare(input(0), input(1), "approx"));
-  CHECK(refusal(region).find("predicate") != std::string::npos);
+  RegionNode no_predicate = compare(input(0), input(1), "eq");
+  no_predicate.params = ir::NoParams{};
+  region = binary_region(no_predicate);
+  CHECK(refusal(region).find("compare needs its predicate") != std::string::npos);
 
   region = binary_region(node(OpKind::add, {input(0), input(1)}, DType::boolean));
   CHECK(refusal(region).find("declared dtype i1 but the op gives f32") != std::string::npos);

@@ -2,6 +2,7 @@
 #include "ir/ops.hpp"
 #include "ir/shape_inference.hpp"
 #include "ir/specialize.hpp"
+#include "ir/verify.hpp"
 #include "scoped_env.hpp"
 #include <cmath>
 #include <cstdlib>
@@ -178,7 +179,8 @@ TEST_CASE("conv2d and pooling compute output sizes for static spatial dims") {
   CHECK(shape_of(OpKind::avg_pool2d, {f32({1, 1, 1, 1})},
                  {{"kernel", Attr::of_ints({1, 1})},
                   {"stride", Attr::of_ints({1, 1})},
-                  {"padding", Attr::of_ints({0, 0})}}) == Shape{1, 1, 1, 1});
+                  {"padding", Attr::of_ints({0, 0})},
+                  {"count_include_pad", Attr::of_bool(false)}}) == Shape{1, 1, 1, 1});
   CHECK(mentions(error_of(OpKind::max_pool2d, {f32({3, 7, 8})}, p), "needs an NCHW input"));
 }
 
@@ -293,7 +295,7 @@ TEST_CASE("checked add, sub, mul and float conversion refuse what int64 cannot h
 TEST_CASE("pooling and conv2d with huge padding, stride or dilation are refused without overflowing") {
   CHECK(mentions(error_of(OpKind::max_pool2d, {f32({1, 1, 7, 7})}, pool_attrs(3, 1, k2to62)),
                  "padding must be at most half the kernel"));
-  CHECK(mentions(error_of(OpKind::avg_pool2d, {f32({1, 1, 7, 7})}, pool_attrs(0, 1, 0)), "kernel sizes must be > 0"));
+  CHECK(mentions(error_of(OpKind::max_pool2d, {f32({1, 1, 7, 7})}, pool_attrs(0, 1, 0)), "kernel sizes must be > 0"));
   CHECK(shape_of(OpKind::max_pool2d, {f32({1, 1, 7, 7})}, pool_attrs(3, kMax, 1)) == Shape{1, 1, 1, 1});
   auto conv = [](int64_t padding, int64_t dilation) {
     return Attrs{{"stride", Attr::of_ints({1, 1})},
@@ -389,4 +391,52 @@ TEST_CASE("specialising checks the shapes that bound symbols make concrete") {
                  "kiln.full at model.cpp:9:3: result 0: f32 [1000, 1000] needs 4000000 bytes"));
   std::vector<ValueType> huge{f32({int64_t(1) << 40})};
   CHECK(mentions(thrown_by([&] { ir::specialize(module, huge); }), "argument 0: f32 [1099511627776] needs"));
+}
+
+TEST_CASE("op params are decoded once, with axes normalised, and encode back to equivalent attributes") {
+  const std::vector<ValueType> x{f32({2, 3, 4})};
+  const ir::OpParams reduce =
+      ir::decode_params(OpKind::reduce_sum, {{"axes", Attr::of_ints({-1, 0})}, {"keepdims", Attr::of_bool(true)}}, x);
+  CHECK(std::get<ir::ReduceParams>(reduce) == ir::ReduceParams{{0, 2}, true});
+  const ir::OpParams all =
+      ir::decode_params(OpKind::reduce_max, {{"axes", Attr::of_ints({})}, {"keepdims", Attr::of_bool(false)}}, x);
+  CHECK(std::get<ir::ReduceParams>(all).axes == std::vector<int64_t>{0, 1, 2});
+  CHECK(std::get<ir::TransposeParams>(ir::decode_params(OpKind::transpose, {{"perm", Attr::of_ints({-1, 0, 1})}}, x))
+            .perm == std::vector<int64_t>{2, 0, 1});
+  CHECK(std::get<ir::AxesParams>(ir::decode_params(OpKind::unsqueeze, {{"axes", Attr::of_ints({-1})}}, x)).axes ==
+        std::vector<int64_t>{3});
+  CHECK(std::get<ir::GeluParams>(ir::decode_params(OpKind::gelu, {{"approximate", Attr::of_string("tanh")}}, x)).form ==
+        ir::GeluForm::tanh);
+  // Every decoded form encodes to attributes that decode to it again.
+  const ir::OpParams conv = ir::ConvParams{{2, 1}, {0, 3}, {1, 2}, 4};
+  CHECK(ir::decode_params(OpKind::conv2d, ir::encode_params(conv), {}) == conv);
+  const ir::OpParams pool = ir::AvgPoolParams{{{3, 3}, {2, 2}, {1, 1}}, false};
+  CHECK(ir::decode_params(OpKind::avg_pool2d, ir::encode_params(pool), {}) == pool);
+  CHECK(ir::decode_params(OpKind::reduce_sum, ir::encode_params(reduce), x) == reduce);
+}
+
+TEST_CASE("op params refuse missing, mistyped and out-of-domain attributes, and axes the operand lacks") {
+  const std::vector<ValueType> x{f32({2, 3})};
+  CHECK_THROWS_WITH_AS(ir::decode_params(OpKind::softmax, {}, x), "missing attribute 'axis' (i64)", ir::AttrError);
+  CHECK_THROWS_WITH_AS(ir::decode_params(OpKind::softmax, {{"axis", Attr::of_float(1)}}, x),
+                       "attribute 'axis' must be i64", ir::AttrError);
+  CHECK_THROWS_WITH_AS(ir::decode_params(OpKind::compare, {{"predicate", Attr::of_string("approx")}}, x),
+                       "unknown compare predicate \"approx\"", ir::AttrError);
+  CHECK_THROWS_WITH_AS(
+      ir::decode_params(
+          OpKind::max_pool2d,
+          {{"kernel", Attr::of_ints({2})}, {"stride", Attr::of_ints({1, 1})}, {"padding", Attr::of_ints({0, 0})}}, x),
+      "kernel needs 2 values, got 1", ir::AttrError);
+  CHECK_THROWS_WITH_AS(ir::decode_params(OpKind::softmax, {{"axis", Attr::of_int(2)}}, x),
+                       "axis 2 is out of range for rank 2", ir::InferError);
+  // A hand-built op keeps what did not decode, and verify_module names it with the op's place.
+  ir::Function fn;
+  fn.name = "f";
+  const ir::ValueId arg = fn.add_arg(f32({2, 3}));
+  fn.add_op(OpKind::softmax, {arg}, {f32({2, 3})}, {{"axis", Attr::of_int(5)}}, ir::SourceLoc{"m.cpp", 3, 4});
+  CHECK(std::holds_alternative<ir::InvalidParams>(fn.ops[0].params));
+  CHECK_THROWS_WITH_AS(ir::params_of<ir::AxisParams>(fn.ops[0]), doctest::Contains("out of range"), Error);
+  ir::Module module;
+  module.functions = {fn};
+  CHECK_THROWS_WITH_AS(ir::verify_module(module), doctest::Contains("axis 5 is out of range for rank 2"), Error);
 }

@@ -9,20 +9,10 @@ namespace kiln::interp {
 
 namespace {
 
-// The sliding-window geometry shared by conv2d and the pools, read with the defaults of the op
-// table's inference (stride 1, padding 0, dilation 1).
+// The sliding-window geometry shared by conv2d and the pools.
 struct Window {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
 };
-
-std::array<int64_t, 2> pair_attr(const ir::Op& op, const std::string& name, int64_t fallback) {
-  if (!op.attrs.has(name)) return {fallback, fallback};
-  const auto& v = op.attrs.get_ints(name);
-  if (v.size() != 2)
-    throw Error(ErrorKind::shape,
-                op_place(op) + ": attribute '" + name + "' needs 2 values, got " + std::to_string(v.size()));
-  return {v[0], v[1]};
-}
 
 // The op table's output size (overflow-checked); -1, which no dim equals, when the window does not fit.
 int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
@@ -50,9 +40,8 @@ struct ConvShape {
   int64_t out_plane() const { return out_height * out_width; }
 };
 
-ConvShape conv_shape(const KernelArgs& args, const Window& w) {
+ConvShape conv_shape(const KernelArgs& args, const Window& w, int64_t groups) {
   std::span<const int64_t> x = args.inputs[0].dims, k = args.inputs[1].dims, y = args.outputs[0].dims;
-  const int64_t groups = args.op.attrs.get_int_or("groups", 1);
   const bool ok = x.size() == 4 && k.size() == 4 && groups > 0 && x[1] % groups == 0 && k[0] % groups == 0 &&
                   k[1] == x[1] / groups && (args.inputs.size() < 3 || args.inputs[2].numel() == k[0]);
   if (!ok)
@@ -136,10 +125,9 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
 
 enum class Pool { max, average };
 
-template <class T> void pool_typed(const KernelArgs& args, const Window& w, Pool kind) {
+template <class T> void pool_typed(const KernelArgs& args, const Window& w, Pool kind, bool include_pad) {
   std::span<const int64_t> xd = args.inputs[0].dims, yd = args.outputs[0].dims;
   const int64_t height = xd[2], width = xd[3], out_height = yd[2], out_width = yd[3];
-  const bool include_pad = !args.op.attrs.has("count_include_pad") || args.op.attrs.get_bool("count_include_pad");
   const T* x = args.inputs[0].as<const T>();
   T* y = args.outputs[0].as<T>();
   parallel_for(xd[0] * xd[1], worth_parallel(xd[0] * xd[1] * out_height * out_width * w.kh * w.kw), [&](int64_t plane) {
@@ -164,39 +152,36 @@ template <class T> void pool_typed(const KernelArgs& args, const Window& w, Pool
   });
 }
 
-void pool(const KernelArgs& args, Pool kind, Kernel self) {
+void pool(const KernelArgs& args, const ir::PoolParams& window, Pool kind, bool include_pad, Kernel self) {
   require_uniform_dtype(args);
-  const auto kernel = pair_attr(args.op, "kernel", 1), stride = pair_attr(args.op, "stride", 1),
-             padding = pair_attr(args.op, "padding", 0);
+  const auto& [kernel, stride, padding] = window;
   const Window w{kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1], 1, 1};
   check_output(args, w, args.inputs[0].dims.size() == 4 ? args.inputs[0].dims[1] : -1);
   if (has_half_operand(args)) return run_in_f32(args, self);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
-                 [&](auto e) { pool_typed<typename decltype(e)::Storage>(args, w, kind); });
+                 [&](auto e) { pool_typed<typename decltype(e)::Storage>(args, w, kind, include_pad); });
 }
 
 } // namespace
 
 void conv2d(const KernelArgs& args) {
   require_uniform_dtype(args);
-  const auto stride = pair_attr(args.op, "stride", 1), padding = pair_attr(args.op, "padding", 0),
-             dilation = pair_attr(args.op, "dilation", 1);
+  const auto& [stride, padding, dilation, groups] = ir::params_of<ir::ConvParams>(args.op);
   std::span<const int64_t> k = args.inputs[1].dims;
-  const Window w{k.size() == 4 ? k[2] : 0,
-                 k.size() == 4 ? k[3] : 0,
-                 stride[0],
-                 stride[1],
-                 padding[0],
-                 padding[1],
-                 dilation[0],
-                 dilation[1]};
-  const ConvShape s = conv_shape(args, w);
+  const int64_t kh = k.size() == 4 ? k[2] : 0, kw = k.size() == 4 ? k[3] : 0;
+  const Window w{kh, kw, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
+  const ConvShape s = conv_shape(args, w, groups);
   if (has_half_operand(args)) return run_in_f32(args, conv2d);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
                  [&](auto e) { conv2d_typed<typename decltype(e)::Storage>(args, w, s); });
 }
 
-void max_pool2d(const KernelArgs& args) { pool(args, Pool::max, max_pool2d); }
-void avg_pool2d(const KernelArgs& args) { pool(args, Pool::average, avg_pool2d); }
+void max_pool2d(const KernelArgs& args) {
+  pool(args, ir::params_of<ir::PoolParams>(args.op), Pool::max, false, max_pool2d);
+}
+void avg_pool2d(const KernelArgs& args) {
+  const auto& params = ir::params_of<ir::AvgPoolParams>(args.op);
+  pool(args, params.window, Pool::average, params.count_include_pad, avg_pool2d);
+}
 
 } // namespace kiln::interp

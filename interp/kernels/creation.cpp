@@ -5,7 +5,7 @@ namespace kiln::interp {
 
 void full(const KernelArgs& args) {
   const View& y = args.outputs[0];
-  const double value = args.op.attrs.get_float("value");
+  const double value = ir::params_of<ir::FullParams>(args.op).value;
   dispatch_dtype(AllDTypes{}, y.dtype, args.op, [&](auto e) {
     using E = decltype(e);
     const auto fill = storage_from_double<E>(value);
@@ -17,7 +17,8 @@ void full(const KernelArgs& args) {
 // out[i] = start + i * step, computed in double and converted like `cast` (integers truncate).
 void arange(const KernelArgs& args) {
   const View& y = args.outputs[0];
-  const double start = args.op.attrs.get_float("start"), step = args.op.attrs.get_float("step");
+  const auto& params = ir::params_of<ir::ArangeParams>(args.op);
+  const double start = params.start, step = params.step;
   dispatch_dtype(AllDTypes{}, y.dtype, args.op, [&](auto e) {
     using E = decltype(e);
     auto* out = y.as<typename E::Storage>();

@@ -114,14 +114,14 @@ template <class T> T gelu_tanh(T x) {
 }
 
 template <class Fn> void with_predicate(const ir::Op& op, Fn&& fn) {
-  const std::string& predicate = op.attrs.get_string("predicate");
-  if (predicate == "eq") return fn(std::equal_to<>{});
-  if (predicate == "ne") return fn(std::not_equal_to<>{});
-  if (predicate == "lt") return fn(std::less<>{});
-  if (predicate == "le") return fn(std::less_equal<>{});
-  if (predicate == "gt") return fn(std::greater<>{});
-  if (predicate == "ge") return fn(std::greater_equal<>{});
-  throw Error(ErrorKind::unsupported, op_place(op) + ": unknown compare predicate \"" + predicate + "\"");
+  switch (ir::params_of<ir::CompareParams>(op).predicate) {
+  case ir::ComparePredicate::eq: return fn(std::equal_to<>{});
+  case ir::ComparePredicate::ne: return fn(std::not_equal_to<>{});
+  case ir::ComparePredicate::lt: return fn(std::less<>{});
+  case ir::ComparePredicate::le: return fn(std::less_equal<>{});
+  case ir::ComparePredicate::gt: return fn(std::greater<>{});
+  case ir::ComparePredicate::ge: return fn(std::greater_equal<>{});
+  }
 }
 
 } // namespace
@@ -168,13 +168,12 @@ void cos(const KernelArgs& args) {
 }
 
 void gelu(const KernelArgs& args) {
-  const ir::Attr* approximate = args.op.attrs.find("approximate");
-  const std::string mode = approximate ? args.op.attrs.get_string("approximate") : "none";
-  if (mode == "none")
+  switch (ir::params_of<ir::GeluParams>(args.op).form) {
+  case ir::GeluForm::exact:
     return unary_math<FloatDTypes>(args, vector_math::MapF32::gelu_erf, [](auto x) { return gelu_erf(x); });
-  if (mode == "tanh")
+  case ir::GeluForm::tanh:
     return unary_math<FloatDTypes>(args, vector_math::MapF32::gelu_tanh, [](auto x) { return gelu_tanh(x); });
-  throw Error(ErrorKind::unsupported, op_place(args.op) + ": unknown gelu approximation \"" + mode + "\"");
+  }
 }
 
 void add(const KernelArgs& args) {

@@ -49,11 +49,11 @@ void require_same_dims(const KernelArgs& args) {
                                       " differ from operand dims " + dims_string(in));
 }
 
-int64_t normalize_axis(const ir::Op& op, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
+int64_t require_axis(const ir::Op& op, int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= rank)
     throw Error(ErrorKind::shape,
                 op_place(op) + ": axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
+  return axis;
 }
 
 std::string dims_string(std::span<const int64_t> dims) {

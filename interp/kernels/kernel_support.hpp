@@ -20,8 +20,9 @@ void require_same_dtype(const KernelArgs& args, std::initializer_list<size_t> in
 void require_uniform_dtype(const KernelArgs& args);
 // The result has operand 0's dims (ops that keep the shape): kiln::Error(shape) otherwise.
 void require_same_dims(const KernelArgs& args);
-// Normalises a possibly negative axis; kiln::Error(shape) naming the op when out of range.
-int64_t normalize_axis(const ir::Op& op, int64_t axis, int64_t rank);
+// The op's (decoded, so non-negative) axis when the views have it; kiln::Error(shape) naming the op
+// otherwise.
+int64_t require_axis(const ir::Op& op, int64_t axis, int64_t rank);
 
 template <DType... Ds> struct DTypeList {};
 using FloatDTypes = DTypeList<DType::f32, DType::f64, DType::f16, DType::bf16>;

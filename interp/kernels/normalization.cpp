@@ -6,7 +6,10 @@ namespace kiln::interp {
 
 namespace {
 
-double eps_of(const ir::Op& op) { return op.attrs.get_float_or("eps", 1e-5); }
+double eps_of(const ir::Op& op) {
+  if (op.kind == ir::OpKind::batch_norm) return ir::params_of<ir::BatchNormParams>(op).eps;
+  return ir::params_of<ir::NormParams>(op).eps;
+}
 
 // x viewed as [rows, features] where features are the dims from `axis` on.
 struct RowSplit {
@@ -15,7 +18,7 @@ struct RowSplit {
 
 RowSplit rows_from_axis(const KernelArgs& args) {
   std::span<const int64_t> dims = args.inputs[0].dims;
-  const int64_t axis = normalize_axis(args.op, args.op.attrs.get_int("axis"), int64_t(dims.size()));
+  const int64_t axis = require_axis(args.op, ir::params_of<ir::NormParams>(args.op).axis, int64_t(dims.size()));
   const RowSplit s{product(dims.subspan(0, size_t(axis))), product(dims.subspan(size_t(axis)))};
   for (size_t i = 1; i < args.inputs.size(); ++i)
     if (args.inputs[i].numel() != s.features)

@@ -19,10 +19,9 @@ struct AxisGroup {
 };
 
 std::vector<AxisGroup> axis_groups(const ir::Op& op, std::span<const int64_t> dims) {
-  const auto& axes = op.attrs.get_ints("axes");
-  std::vector<bool> reduced(dims.size(), axes.empty());
-  for (int64_t axis : axes)
-    reduced[size_t(normalize_axis(op, axis, int64_t(dims.size())))] = true;
+  std::vector<bool> reduced(dims.size(), false);
+  for (int64_t axis : ir::params_of<ir::ReduceParams>(op).axes)
+    reduced[size_t(require_axis(op, axis, int64_t(dims.size())))] = true;
   std::vector<AxisGroup> groups;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] == 1) continue;
@@ -162,8 +161,8 @@ struct AxisSplit {
   int64_t outer = 1, size = 1, inner = 1;
 };
 
-AxisSplit split_at_axis(const ir::Op& op, std::span<const int64_t> dims) {
-  const int64_t axis = normalize_axis(op, op.attrs.get_int("axis"), int64_t(dims.size()));
+AxisSplit split_at_axis(const ir::Op& op, int64_t axis, std::span<const int64_t> dims) {
+  require_axis(op, axis, int64_t(dims.size()));
   AxisSplit s;
   s.outer = product(dims.subspan(0, size_t(axis)));
   s.size = dims[size_t(axis)];
@@ -175,7 +174,7 @@ AxisSplit split_at_axis(const ir::Op& op, std::span<const int64_t> dims) {
 constexpr int64_t kColumnBlock = 64;
 
 template <class T> void softmax_typed(const KernelArgs& args, bool log_form) {
-  const AxisSplit s = split_at_axis(args.op, args.inputs[0].dims);
+  const AxisSplit s = split_at_axis(args.op, ir::params_of<ir::AxisParams>(args.op).axis, args.inputs[0].dims);
   const T* x = args.inputs[0].as<const T>();
   T* y = args.outputs[0].as<T>();
   if (s.outer * s.size * s.inner == 0) return;
@@ -222,7 +221,7 @@ void reduce_min(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reducti
 void argmax(const KernelArgs& args) {
   const View &x = args.inputs[0], &y = args.outputs[0];
   if (y.dtype != DType::i64) throw_unsupported_dtype(args.op, y.dtype);
-  const AxisSplit s = split_at_axis(args.op, x.dims);
+  const AxisSplit s = split_at_axis(args.op, ir::params_of<ir::ArgmaxParams>(args.op).axis, x.dims);
   if (y.numel() != s.outer * s.inner)
     throw Error(ErrorKind::shape, op_place(args.op) + ": result dims " + dims_string(y.dims) +
                                       " do not match the reduction of " + dims_string(x.dims));

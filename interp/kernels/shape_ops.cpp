@@ -81,14 +81,14 @@ void unsqueeze(const KernelArgs& args) { copy_bytes(args); }
 void transpose(const KernelArgs& args) {
   require_same_dtype(args, {0});
   const View &x = args.inputs[0], &y = args.outputs[0];
-  const auto& perm = args.op.attrs.get_ints("perm");
+  const auto& perm = ir::params_of<ir::TransposeParams>(args.op).perm;
   if (int64_t(perm.size()) != x.rank() || y.rank() != x.rank())
     throw Error(ErrorKind::shape, op_place(args.op) + ": perm has " + std::to_string(perm.size()) +
                                       " entries for rank " + std::to_string(x.rank()));
   const std::vector<int64_t> in_strides = contiguous_strides(x.dims);
   std::array<std::vector<int64_t>, 1> strides;
   for (size_t i = 0; i < perm.size(); ++i) {
-    const size_t axis = size_t(normalize_axis(args.op, perm[i], x.rank()));
+    const size_t axis = size_t(require_axis(args.op, perm[i], x.rank()));
     if (y.dims[i] != x.dims[axis])
       throw Error(ErrorKind::shape, op_place(args.op) + ": result " + dims_string(y.dims) +
                                         " is not a permutation of " + dims_string(x.dims));
@@ -106,8 +106,8 @@ void broadcast_to(const KernelArgs& args) {
 void slice(const KernelArgs& args) {
   require_same_dtype(args, {0});
   const View &x = args.inputs[0], &y = args.outputs[0];
-  const auto& starts = args.op.attrs.get_ints("starts");
-  const auto& steps = args.op.attrs.get_ints("steps");
+  const ir::SliceParams& params = ir::params_of<ir::SliceParams>(args.op);
+  const std::vector<int64_t>&starts = params.starts, &steps = params.steps;
   const size_t rank = x.dims.size();
   if (starts.size() != rank || steps.size() != rank || y.dims.size() != rank)
     throw Error(ErrorKind::shape,
@@ -138,7 +138,7 @@ void slice(const KernelArgs& args) {
 
 void concat(const KernelArgs& args) {
   const View& y = args.outputs[0];
-  const int64_t axis = normalize_axis(args.op, args.op.attrs.get_int("axis"), y.rank());
+  const int64_t axis = require_axis(args.op, ir::params_of<ir::AxisParams>(args.op).axis, y.rank());
   const size_t bytes = element_bytes(y);
   const Blocks out = blocks_around(y, axis);
   int64_t axis_total = 0;
@@ -164,7 +164,7 @@ void concat(const KernelArgs& args) {
 
 void split(const KernelArgs& args) {
   const View& x = args.inputs[0];
-  const int64_t axis = normalize_axis(args.op, args.op.attrs.get_int("axis"), x.rank());
+  const int64_t axis = require_axis(args.op, ir::params_of<ir::SplitParams>(args.op).axis, x.rank());
   const size_t bytes = element_bytes(x);
   const Blocks in = blocks_around(x, axis);
   int64_t axis_total = 0;
@@ -192,7 +192,7 @@ void gather(const KernelArgs& args) {
   const View &data = args.inputs[0], &idx = args.inputs[1], &y = args.outputs[0];
   if (idx.dtype != DType::i32 && idx.dtype != DType::i64) throw_unsupported_dtype(args.op, idx.dtype);
   require_same_dtype(args, {0});
-  const int64_t axis = normalize_axis(args.op, args.op.attrs.get_int("axis"), data.rank());
+  const int64_t axis = require_axis(args.op, ir::params_of<ir::AxisParams>(args.op).axis, data.rank());
   const Blocks b = blocks_around(data, axis);
   const int64_t size = data.dims[size_t(axis)];
   if (y.numel() != b.outer * idx.numel() * b.inner)
@@ -212,7 +212,8 @@ void gather(const KernelArgs& args) {
 void pad(const KernelArgs& args) {
   require_same_dtype(args, {0});
   const View &x = args.inputs[0], &y = args.outputs[0];
-  const auto& pads = args.op.attrs.get_ints("pads");
+  const ir::PadParams& params = ir::params_of<ir::PadParams>(args.op);
+  const std::vector<int64_t>& pads = params.pads;
   const size_t rank = x.dims.size();
   bool fits = pads.size() == 2 * rank && y.dims.size() == rank;
   // y - x - lo == hi rather than x + lo + hi == y: huge pads must not overflow on the way to a refusal.
@@ -222,10 +223,9 @@ void pad(const KernelArgs& args) {
   if (!fits)
     throw Error(ErrorKind::shape, op_place(args.op) + ": pads do not take " + dims_string(x.dims) + " to " +
                                       dims_string(y.dims) + " (non-negative [lo0, hi0, lo1, hi1, ...] expected)");
-  const double value = args.op.attrs.get_float("value");
   dispatch_dtype(AllDTypes{}, y.dtype, args.op, [&](auto e) {
     using E = decltype(e);
-    const auto fill = storage_from_double<E>(value);
+    const auto fill = storage_from_double<E>(params.value);
     auto* out = y.as<typename E::Storage>();
     for_each_range(y.numel(), [&](int64_t begin, int64_t end) { std::fill(out + begin, out + end, fill); });
   });

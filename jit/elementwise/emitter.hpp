@@ -38,7 +38,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
 // Transcendental emitters live in math_emitters.cpp; emitter_for dispatches to them.
 template <class Vmm> std::optional<Emitter<Vmm>> math_emitter_for(const RegionNode& node);
 
-// The vcmpps predicate of a compare node's "predicate" attribute, or nullopt.
-std::optional<uint8_t> compare_predicate(const RegionNode& node);
+// The vcmpps predicate of a compare node (check_region made sure it has CompareParams).
+uint8_t compare_predicate(const RegionNode& node);
 
 } // namespace kiln::jit

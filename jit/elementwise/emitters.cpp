@@ -47,7 +47,7 @@ template <class Vmm> void emit_rsqrt(Asm<Vmm>& a, const Ops<Vmm>& o) {
 }
 
 template <class Vmm> void emit_compare(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  a.compare_to_bool(o.dst, o.args[0], o.args[1], *compare_predicate(o.node), o.masks[0]);
+  a.compare_to_bool(o.dst, o.args[0], o.args[1], compare_predicate(o.node), o.masks[0]);
 }
 template <class Vmm> void emit_where(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.select_by_sign(o.dst, o.args[0], o.args[1], o.args[2], o.masks[0]);
@@ -79,17 +79,16 @@ template <class Vmm> Emitter<Vmm> simple(EmitFn<Vmm> fn, int temps = 0, int mask
 
 } // namespace
 
-std::optional<uint8_t> compare_predicate(const RegionNode& node) {
-  const ir::Attr* attr = node.attrs.find("predicate");
-  const auto* name = attr ? std::get_if<std::string>(&attr->value) : nullptr;
-  if (!name) return std::nullopt;
-  if (*name == "eq") return kCmpEq;
-  if (*name == "ne") return kCmpNe;
-  if (*name == "lt") return kCmpLt;
-  if (*name == "le") return kCmpLe;
-  if (*name == "gt") return kCmpGt;
-  if (*name == "ge") return kCmpGe;
-  return std::nullopt;
+uint8_t compare_predicate(const RegionNode& node) {
+  switch (std::get<ir::CompareParams>(node.params).predicate) {
+  case ir::ComparePredicate::eq: return kCmpEq;
+  case ir::ComparePredicate::ne: return kCmpNe;
+  case ir::ComparePredicate::lt: return kCmpLt;
+  case ir::ComparePredicate::le: return kCmpLe;
+  case ir::ComparePredicate::gt: return kCmpGt;
+  case ir::ComparePredicate::ge: return kCmpGe;
+  }
+  return kCmpEq;
 }
 
 template <class Vmm>
@@ -109,11 +108,50 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::compare: return simple<Vmm>(emit_compare<Vmm>, 0, 1);
   case OpKind::where: return simple<Vmm>(emit_where<Vmm>, 0, 1);
   case OpKind::cast: return simple<Vmm>(emit_cast<Vmm>, 0, 1);
-  default:
-    if (auto math = math_emitter_for<Vmm>(node)) return math;
-    if (why_not) *why_not = "no emitter for kiln." + std::string(ir::op_info(node.kind).name);
-    return std::nullopt;
+  case OpKind::exp:
+  case OpKind::log:
+  case OpKind::tanh:
+  case OpKind::sigmoid:
+  case OpKind::gelu:
+  case OpKind::silu:
+  case OpKind::erf:
+  case OpKind::sin:
+  case OpKind::cos:
+  case OpKind::pow: return math_emitter_for<Vmm>(node);
+  case OpKind::reduce_sum:
+  case OpKind::reduce_mean:
+  case OpKind::reduce_max:
+  case OpKind::reduce_min:
+  case OpKind::argmax:
+  case OpKind::softmax:
+  case OpKind::log_softmax:
+  case OpKind::layer_norm:
+  case OpKind::rms_norm:
+  case OpKind::batch_norm:
+  case OpKind::matmul:
+  case OpKind::conv2d:
+  case OpKind::max_pool2d:
+  case OpKind::avg_pool2d:
+  case OpKind::reshape:
+  case OpKind::transpose:
+  case OpKind::broadcast_to:
+  case OpKind::concat:
+  case OpKind::split:
+  case OpKind::slice:
+  case OpKind::squeeze:
+  case OpKind::unsqueeze:
+  case OpKind::gather:
+  case OpKind::pad:
+  case OpKind::constant:
+  case OpKind::constant_external:
+  case OpKind::full:
+  case OpKind::arange:
+  case OpKind::buffer_store:
+  case OpKind::call:
+  case OpKind::custom: break;
   }
+  if (why_not) *why_not = "no emitter for kiln." + std::string(ir::op_info(node.kind).name);
+  return std::nullopt;
 }
 
 template std::optional<Emitter<Xbyak::Ymm>> emitter_for(const RegionNode&, std::span<const DType>, std::string*);

@@ -474,22 +474,20 @@ template <class Vmm> Emitter<Vmm> pow_emitter(float c) {
 
 } // namespace
 
+// A table, not a switch over OpKind: emitter_for's switch is the one that names every op.
 template <class Vmm> std::optional<Emitter<Vmm>> math_emitter_for(const RegionNode& node) {
-  switch (node.kind) {
-  case OpKind::exp: return Emitter<Vmm>{2, 0, emit_exp<Vmm>};
-  case OpKind::log: return Emitter<Vmm>{2, 1, emit_log<Vmm>};
-  case OpKind::tanh: return Emitter<Vmm>{4, 1, emit_tanh<Vmm>};
-  case OpKind::sigmoid: return Emitter<Vmm>{3, 1, emit_sigmoid<Vmm>};
-  case OpKind::silu: return Emitter<Vmm>{5, 1, emit_silu<Vmm>};
-  case OpKind::erf: return Emitter<Vmm>{5, 1, emit_erf<Vmm>};
-  case OpKind::gelu:
-    if (gelu_uses_tanh(node)) return Emitter<Vmm>{7, 1, emit_gelu_tanh<Vmm>};
-    return Emitter<Vmm>{6, 1, emit_gelu_erf<Vmm>};
-  case OpKind::sin: return Emitter<Vmm>{3, 1, emit_sin<Vmm>};
-  case OpKind::cos: return Emitter<Vmm>{3, 1, emit_cos<Vmm>};
-  case OpKind::pow: return pow_emitter<Vmm>(node.scalar);
-  default: return std::nullopt;
-  }
+  if (node.kind == OpKind::pow) return pow_emitter<Vmm>(node.scalar);
+  if (node.kind == OpKind::gelu)
+    return gelu_uses_tanh(node) ? Emitter<Vmm>{7, 1, emit_gelu_tanh<Vmm>} : Emitter<Vmm>{6, 1, emit_gelu_erf<Vmm>};
+  const std::pair<OpKind, Emitter<Vmm>> rows[] = {
+      {OpKind::exp, {2, 0, emit_exp<Vmm>}},   {OpKind::log, {2, 1, emit_log<Vmm>}},
+      {OpKind::tanh, {4, 1, emit_tanh<Vmm>}}, {OpKind::sigmoid, {3, 1, emit_sigmoid<Vmm>}},
+      {OpKind::silu, {5, 1, emit_silu<Vmm>}}, {OpKind::erf, {5, 1, emit_erf<Vmm>}},
+      {OpKind::sin, {3, 1, emit_sin<Vmm>}},   {OpKind::cos, {3, 1, emit_cos<Vmm>}},
+  };
+  for (const auto& [kind, emitter] : rows)
+    if (kind == node.kind) return emitter;
+  return std::nullopt;
 }
 
 template std::optional<Emitter<Xbyak::Ymm>> math_emitter_for(const RegionNode&);

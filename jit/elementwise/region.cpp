@@ -1,6 +1,7 @@
 #include "jit/elementwise/region.hpp"
 #include "core/environment.hpp"
 #include "interp/kernel.hpp"
+#include "ir/ops.hpp"
 #include "jit/elementwise/kernel_generator.hpp"
 #include "jit/elementwise/region_check.hpp"
 #include <algorithm>
@@ -28,26 +29,10 @@ constexpr int64_t kMinElementsPerThread = 32 * 1024;
 // wake) from far fewer elements: mlp b8's bias + gelu over [8, 1024] ran 20 us on one thread.
 constexpr int64_t kMinTranscendentalElementsPerThread = 4 * 1024;
 
-bool is_transcendental(ir::OpKind kind) {
-  switch (kind) {
-  case ir::OpKind::exp:
-  case ir::OpKind::log:
-  case ir::OpKind::tanh:
-  case ir::OpKind::sigmoid:
-  case ir::OpKind::silu:
-  case ir::OpKind::erf:
-  case ir::OpKind::gelu:
-  case ir::OpKind::sin:
-  case ir::OpKind::cos:
-  case ir::OpKind::pow: return true;
-  default: return false;
-  }
-}
-
 int64_t min_elements_per_thread(const Region& region) {
   int64_t transcendentals = 0;
   for (const RegionNode& node : region.nodes)
-    transcendentals += is_transcendental(node.kind);
+    transcendentals += ir::has_trait(node.kind, ir::kTranscendental);
   if (transcendentals == 0) return kMinElementsPerThread;
   return std::max<int64_t>(1024, kMinTranscendentalElementsPerThread / transcendentals);
 }
@@ -62,11 +47,17 @@ const char* broadcast_name(Broadcast b) {
   return "?";
 }
 
-std::string attr_text(const RegionNode& node) {
+// The node's parameters for the kernel key: a compare's predicate, a gelu's form, a cast's dtype.
+std::string params_text(const RegionNode& node) {
   std::string text;
-  for (const char* name : {"predicate", "approximate"}) {
-    const ir::Attr* attr = node.attrs.find(name);
-    if (const auto* s = attr ? std::get_if<std::string>(&attr->value) : nullptr) text += *s;
+  const ir::Attrs attrs = ir::encode_params(node.params);
+  for (const auto& [name, attr] : attrs.items()) {
+    text += name + "=";
+    if (const auto* s = std::get_if<std::string>(&attr.value)) text += *s;
+    if (const auto* d = std::get_if<DType>(&attr.value)) text += dtype_name(*d);
+    if (const auto* i = std::get_if<int64_t>(&attr.value)) text += std::to_string(*i);
+    if (const auto* f = std::get_if<double>(&attr.value)) text += std::to_string(std::bit_cast<uint64_t>(*f));
+    text += ";";
   }
   return text;
 }
@@ -157,7 +148,7 @@ std::string Region::key() const {
     key += std::string(dtype_name(in.dtype)) + "/" + broadcast_name(in.broadcast) + ",";
   key += ";nodes:";
   for (const RegionNode& node : nodes) {
-    key += std::to_string(int(node.kind)) + ":" + dtype_name(node.dtype) + "[" + attr_text(node);
+    key += std::to_string(int(node.kind)) + ":" + dtype_name(node.dtype) + "[" + params_text(node);
     key += "|" + hex32(std::bit_cast<uint32_t>(node.scalar)) + "](";
     for (int32_t arg : node.args)
       key += std::to_string(arg) + ",";

@@ -1,6 +1,6 @@
 #pragma once
-#include "ir/attr.hpp"
 #include "ir/op_kind.hpp"
+#include "ir/op_params.hpp"
 #include <cstdint>
 #include <kiln/dtype.hpp>
 #include <memory>
@@ -21,13 +21,13 @@ struct RegionInput {
 };
 
 // One op of the region, in topological order. args: >= 0 is an earlier node's index, < 0 is input
-// -(k + 1). Attributes follow ir/ops.hpp (compare: predicate, gelu: approximate, cast: dtype).
+// -(k + 1). params are the op's (ir/op_params.hpp: compare, gelu and cast have some).
 // kind == constant is a literal `scalar` (f32, no args); pow with one arg raises it to the constant
 // exponent `scalar`. dtype is the result's dtype and must agree with the op's semantics.
 struct RegionNode {
   ir::OpKind kind = ir::OpKind::add;
   std::vector<int32_t> args;
-  ir::Attrs attrs;
+  ir::OpParams params;
   float scalar = 0;
   DType dtype = DType::f32;
 };

@@ -21,60 +21,17 @@ bool refuse(std::string* why_not, std::string reason) {
   return false;
 }
 
-std::optional<std::string> gelu_form_error(const RegionNode& node) {
-  const ir::Attr* attr = node.attrs.find("approximate");
-  if (!attr) return std::nullopt;
-  const auto* form = std::get_if<std::string>(&attr->value);
-  if (form && (*form == "none" || *form == "tanh")) return std::nullopt;
-  return std::string("approximate must be \"none\" or \"tanh\"");
-}
-
 std::optional<DType> cast_target(const RegionNode& node) {
-  const ir::Attr* attr = node.attrs.find("dtype");
-  if (!attr) return std::nullopt;
-  if (const auto* dtype = std::get_if<DType>(&attr->value)) return *dtype;
+  if (const auto* cast = std::get_if<ir::CastParams>(&node.params)) return cast->dtype;
   return std::nullopt;
 }
 
-bool is_f32_unary(OpKind kind) {
-  switch (kind) {
-  case OpKind::neg:
-  case OpKind::abs:
-  case OpKind::exp:
-  case OpKind::log:
-  case OpKind::sqrt:
-  case OpKind::rsqrt:
-  case OpKind::tanh:
-  case OpKind::sigmoid:
-  case OpKind::relu:
-  case OpKind::gelu:
-  case OpKind::silu:
-  case OpKind::erf:
-  case OpKind::sin:
-  case OpKind::cos: return true;
-  default: return false;
-  }
-}
-
-bool is_f32_binary(OpKind kind) {
-  switch (kind) {
-  case OpKind::add:
-  case OpKind::sub:
-  case OpKind::mul:
-  case OpKind::div:
-  case OpKind::maximum:
-  case OpKind::minimum:
-  case OpKind::compare: return true;
-  default: return false;
-  }
-}
-
+// The op table's arity; a constant is a literal with none, and pow may take its exponent as
+// `scalar` instead of a second argument.
 size_t expected_arity(const RegionNode& node) {
   if (node.kind == OpKind::constant) return 0;
-  if (node.kind == OpKind::where) return 3;
   if (node.kind == OpKind::pow) return node.args.size() == 2 ? 2 : 1;
-  if (is_f32_binary(node.kind)) return 2;
-  return 1;
+  return size_t(ir::op_info(node.kind).min_operands);
 }
 
 // The result dtype the op gives for these argument dtypes, or an error message.
@@ -88,48 +45,47 @@ std::optional<DType> infer_dtype(const Region& region, const RegionNode& node, s
     }
     return true;
   };
-  switch (node.kind) {
-  case OpKind::constant: return DType::f32;
-  case OpKind::pow:
-    if (node.args.size() == 2) {
-      *error = "only a constant exponent is fused (pow with one argument and `scalar`)";
-      return std::nullopt;
-    }
-    if (!std::isfinite(node.scalar)) {
-      *error = "the exponent must be finite";
-      return std::nullopt;
-    }
-    return all_f32() ? std::optional(DType::f32) : std::nullopt;
-  case OpKind::compare:
-    if (!compare_predicate(node)) {
-      *error = "predicate must be one of eq ne lt le gt ge";
+  const OpKind kind = node.kind;
+  if (kind == OpKind::constant) return DType::f32;
+  if (kind == OpKind::pow && node.args.size() == 2) {
+    *error = "only a constant exponent is fused (pow with one argument and `scalar`)";
+    return std::nullopt;
+  }
+  if (kind == OpKind::pow && !std::isfinite(node.scalar)) {
+    *error = "the exponent must be finite";
+    return std::nullopt;
+  }
+  if (kind == OpKind::compare) {
+    if (!std::holds_alternative<ir::CompareParams>(node.params)) {
+      *error = "compare needs its predicate";
       return std::nullopt;
     }
     return all_f32() ? std::optional(DType::boolean) : std::nullopt;
-  case OpKind::where:
+  }
+  if (kind == OpKind::where) {
     if (arg(0) != DType::boolean || arg(1) != arg(2)) {
       *error = std::string("expects (bool, T, T), got (") + dtype_name(arg(0)) + ", " + dtype_name(arg(1)) + ", " +
                dtype_name(arg(2)) + ")";
       return std::nullopt;
     }
     return arg(1);
-  case OpKind::cast:
-    if (auto target = cast_target(node); target && is_supported_dtype(*target)) return target;
-    *error = "cast needs a dtype attribute of f32, i32 or i1";
-    return std::nullopt;
-  case OpKind::gelu:
-    if (auto form_error = gelu_form_error(node)) {
-      *error = *form_error;
-      return std::nullopt;
-    }
-    return all_f32() ? std::optional(DType::f32) : std::nullopt;
-  default:
-    if (!is_f32_unary(node.kind) && !is_f32_binary(node.kind)) {
-      *error = "not an elementwise op the JIT fuses";
-      return std::nullopt;
-    }
-    return all_f32() ? std::optional(DType::f32) : std::nullopt;
   }
+  if (kind == OpKind::cast) {
+    if (auto target = cast_target(node); target && is_supported_dtype(*target)) return target;
+    *error = "cast needs a dtype of f32, i32 or i1";
+    return std::nullopt;
+  }
+  if (kind == OpKind::gelu && !std::holds_alternative<ir::GeluParams>(node.params)) {
+    *error = "gelu needs its form";
+    return std::nullopt;
+  }
+  // The rest of the op table's unary and binary ops compute in f32.
+  const ir::OpClass cls = ir::op_info(kind).cls;
+  if (cls != ir::OpClass::unary && cls != ir::OpClass::binary) {
+    *error = "not an elementwise op the JIT fuses";
+    return std::nullopt;
+  }
+  return all_f32() ? std::optional(DType::f32) : std::nullopt;
 }
 
 bool check_args(const Region& region, size_t index, std::string* why_not) {
@@ -154,9 +110,8 @@ DType arg_dtype(const Region& region, int32_t arg) {
 }
 
 bool gelu_uses_tanh(const RegionNode& node) {
-  const ir::Attr* attr = node.attrs.find("approximate");
-  const auto* form = attr ? std::get_if<std::string>(&attr->value) : nullptr;
-  return form && *form == "tanh";
+  const auto* gelu = std::get_if<ir::GeluParams>(&node.params);
+  return gelu && gelu->form == ir::GeluForm::tanh;
 }
 
 bool check_region(const Region& region, std::string* why_not) {

@@ -15,7 +15,7 @@ bool check_region(const Region& region, std::string* why_not);
 // The dtype of a node argument (node index >= 0, or input -(k + 1)).
 DType arg_dtype(const Region& region, int32_t arg);
 
-// A node's gelu form: true for approximate == "tanh". Absent means "none".
+// A node's gelu form: true for the tanh approximation.
 bool gelu_uses_tanh(const RegionNode& node);
 
 } // namespace kiln::jit

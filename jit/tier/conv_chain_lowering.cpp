@@ -9,13 +9,6 @@
 
 namespace kiln::jit::tier {
 
-std::array<int64_t, 2> pair_attr(const ir::Op& op, const std::string& name) {
-  const std::vector<int64_t>& values = op.attrs.get_ints(name);
-  if (values.size() != 2)
-    throw Error(ErrorKind::internal, "jit partitioner: attribute '" + name + "' needs two values");
-  return {values[0], values[1]};
-}
-
 namespace {
 
 // One convolution of a chain, with the epilogue its primitive applies.
@@ -95,9 +88,15 @@ std::optional<ConvStage> plan_conv_stage(GraphRewriter& rw, ir::OpId id, bool re
   const std::optional<Tensor> weight = constant_tensor(rw, op.operands[1]);
   if (!weight) return refuse("dnnl.conv2d", "the weight is not a constant");
   ConvStage stage{id, nullptr, *weight, op.operands.size() > 2, {}};
-  dnnl_ops::Conv2dParams params{
-      rw.dims(op.operands[0]),   rw.dims(op.operands[1]),    pair_attr(op, "stride"), pair_attr(op, "padding"),
-      pair_attr(op, "dilation"), op.attrs.get_int("groups"), stage.has_bias,          {}};
+  const ir::ConvParams& conv = ir::params_of<ir::ConvParams>(op);
+  dnnl_ops::Conv2dParams params{rw.dims(op.operands[0]),
+                                rw.dims(op.operands[1]),
+                                conv.stride,
+                                conv.padding,
+                                conv.dilation,
+                                conv.groups,
+                                stage.has_bias,
+                                {}};
   params.input_dims[0] /= slices;
   stage.epilogue = collect_epilogue(rw, op.results[0], false);
   params.post_ops = stage.epilogue.post_ops;

@@ -45,7 +45,7 @@ public:
     if (!is_elementwise(op.kind) || op.results.size() != 1 || rw_.dims(op.results[0]) != space_) return false;
     for (ir::ValueId v : op.operands)
       if (!node_of_.count(v) && !literal_value(v) && !classify(rw_.dims(v))) return false;
-    RegionNode node{op.kind, {}, op.attrs, 0.0f, rw_.dtype(op.results[0])};
+    RegionNode node{op.kind, {}, op.params, 0.0f, rw_.dtype(op.results[0])};
     for (ir::ValueId v : op.operands)
       node.args.push_back(argument(v));
     node_of_[op.results[0]] = int32_t(region_.nodes.size());
@@ -91,7 +91,7 @@ private:
   std::optional<float> literal_value(ir::ValueId v) const {
     const ir::Op* def = rw_.producer(v);
     if (!def || def->kind != ir::OpKind::constant || rw_.dtype(v) != DType::f32) return std::nullopt;
-    const Tensor& value = def->attrs.get_tensor("value");
+    const Tensor& value = ir::params_of<ir::ConstantParams>(*def).value;
     if (value.numel() != 1) return std::nullopt;
     return float(value.item_as_double());
   }

@@ -10,7 +10,7 @@ using dnnl_ops::PostOp;
 std::optional<float> scalar_constant(const GraphRewriter& rw, ir::ValueId v) {
   const ir::Op* def = rw.producer(v);
   if (!def || def->kind != ir::OpKind::constant || rw.dtype(v) != DType::f32) return std::nullopt;
-  const Tensor& value = def->attrs.get_tensor("value");
+  const Tensor& value = ir::params_of<ir::ConstantParams>(*def).value;
   if (value.numel() != 1) return std::nullopt;
   return float(value.item_as_double());
 }
@@ -21,11 +21,8 @@ std::optional<Activation> activation_of(const ir::Op& op) {
   case ir::OpKind::tanh: return Activation::tanh;
   case ir::OpKind::sigmoid: return Activation::sigmoid;
   case ir::OpKind::silu: return Activation::silu;
-  case ir::OpKind::gelu: {
-    const ir::Attr* approximate = op.attrs.find("approximate");
-    const bool tanh_form = approximate && std::get<std::string>(approximate->value) == "tanh";
-    return tanh_form ? Activation::gelu_tanh : Activation::gelu_erf;
-  }
+  case ir::OpKind::gelu:
+    return ir::params_of<ir::GeluParams>(op).form == ir::GeluForm::tanh ? Activation::gelu_tanh : Activation::gelu_erf;
   default: return std::nullopt;
   }
 }
@@ -86,16 +83,17 @@ bool is_f32(const GraphRewriter& rw, std::span<const ir::ValueId> values) {
 std::optional<Tensor> constant_tensor(const GraphRewriter& rw, ir::ValueId v) {
   const ir::Op* def = rw.producer(v);
   if (!def || rw.dtype(v) != DType::f32) return std::nullopt;
-  if (def->kind == ir::OpKind::constant) return def->attrs.get_tensor("value");
+  if (def->kind == ir::OpKind::constant) return ir::params_of<ir::ConstantParams>(*def).value;
   if (def->kind != ir::OpKind::constant_external) return std::nullopt;
-  auto found = rw.weights().find(def->attrs.get_string("name"));
+  auto found = rw.weights().find(ir::params_of<ir::ExternalParams>(*def).name);
   if (found == rw.weights().end()) return std::nullopt;
   return found->second;
 }
 
 std::string constant_name(const GraphRewriter& rw, ir::ValueId v) {
   const ir::Op* def = rw.producer(v);
-  return def->kind == ir::OpKind::constant_external ? def->attrs.get_string("name") : "%" + std::to_string(v);
+  return def->kind == ir::OpKind::constant_external ? ir::params_of<ir::ExternalParams>(*def).name
+                                                    : "%" + std::to_string(v);
 }
 
 Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_allowed) {

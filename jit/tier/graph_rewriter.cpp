@@ -66,7 +66,7 @@ void GraphRewriter::copy_op(ir::OpId id) {
   // and in ops_per_lowering.
   const bool extension = original.kind == ir::OpKind::custom;
   lowering_[id] = extension ? "extension" : "interp";
-  if (extension) note_[id] = original.attrs.get_string("op");
+  if (extension) note_[id] = ir::params_of<ir::CustomParams>(original).op;
 }
 
 void GraphRewriter::take(ir::OpId id, const std::string& lowering, const std::string& note) {

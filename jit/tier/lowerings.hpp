@@ -21,7 +21,5 @@ ir::OpId lower_elementwise_region(GraphRewriter& rewriter, ir::OpId first);
 
 // Whether a transpose swaps exactly the last two axes (a matmul reads it as a transposed B).
 bool swaps_last_two_axes(const ir::Op& transpose);
-// A two-value ints attribute (stride, padding, ...) of a 2-D op.
-std::array<int64_t, 2> pair_attr(const ir::Op& op, const std::string& name);
 
 } // namespace kiln::jit::tier

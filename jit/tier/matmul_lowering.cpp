@@ -58,7 +58,7 @@ dnnl_ops::MatmulPrimitive make_matmul(const dnnl_ops::MatmulParams& params, cons
 } // namespace
 
 bool swaps_last_two_axes(const ir::Op& transpose) {
-  const std::vector<int64_t>& perm = transpose.attrs.get_ints("perm");
+  const std::vector<int64_t>& perm = ir::params_of<ir::TransposeParams>(transpose).perm;
   const auto rank = int64_t(perm.size());
   if (rank < 2) return false;
   for (int64_t i = 0; i + 2 < rank; ++i)

@@ -89,7 +89,7 @@ template <class Primitive> auto unary_runner() {
 
 bool lower_softmax(GraphRewriter& rw, ir::OpId id) {
   const ir::Op& op = rw.op(id);
-  const dnnl_ops::SoftmaxParams params{rw.dims(op.operands[0]), op.attrs.get_int("axis"),
+  const dnnl_ops::SoftmaxParams params{rw.dims(op.operands[0]), ir::params_of<ir::AxisParams>(op).axis,
                                        op.kind == ir::OpKind::log_softmax};
   return lower_one_op<dnnl_ops::SoftmaxPrimitive>(rw, id, "dnnl.softmax", params,
                                                   unary_runner<dnnl_ops::SoftmaxPrimitive>());
@@ -99,8 +99,8 @@ bool lower_layer_norm(GraphRewriter& rw, ir::OpId id) {
   const ir::Op& op = rw.op(id);
   const bool has_weight = op.operands.size() > 1;
   const bool has_bias = op.operands.size() > 2;
-  const dnnl_ops::LayerNormParams params{rw.dims(op.operands[0]), op.attrs.get_int("axis"), has_weight, has_bias,
-                                         float(op.attrs.get_float("eps"))};
+  const ir::NormParams& norm = ir::params_of<ir::NormParams>(op);
+  const dnnl_ops::LayerNormParams params{rw.dims(op.operands[0]), norm.axis, has_weight, has_bias, float(norm.eps)};
   return lower_one_op<dnnl_ops::LayerNormPrimitive>(
       rw, id, "dnnl.layer_norm", params, [&](dnnl_ops::LayerNormPrimitive primitive) {
         return std::make_shared<LayerNormRunner>(std::move(primitive), has_weight, has_bias);
@@ -110,13 +110,13 @@ bool lower_layer_norm(GraphRewriter& rw, ir::OpId id) {
 bool lower_pool2d(GraphRewriter& rw, ir::OpId id) {
   const ir::Op& op = rw.op(id);
   dnnl_ops::PoolKind kind = dnnl_ops::PoolKind::max;
-  if (op.kind == ir::OpKind::avg_pool2d) {
-    const ir::Attr* include_pad = op.attrs.find("count_include_pad");
-    const bool includes = include_pad && std::get<bool>(include_pad->value);
-    kind = includes ? dnnl_ops::PoolKind::avg_include_pad : dnnl_ops::PoolKind::avg_exclude_pad;
+  const ir::PoolParams* window = std::get_if<ir::PoolParams>(&op.params);
+  if (const auto* avg = std::get_if<ir::AvgPoolParams>(&op.params)) {
+    kind = avg->count_include_pad ? dnnl_ops::PoolKind::avg_include_pad : dnnl_ops::PoolKind::avg_exclude_pad;
+    window = &avg->window;
   }
-  const dnnl_ops::Pool2dParams params{rw.dims(op.operands[0]), kind, pair_attr(op, "kernel"), pair_attr(op, "stride"),
-                                      pair_attr(op, "padding")};
+  if (!window) ir::throw_params_mismatch(op);
+  const dnnl_ops::Pool2dParams params{rw.dims(op.operands[0]), kind, window->kernel, window->stride, window->padding};
   return lower_one_op<dnnl_ops::Pool2dPrimitive>(rw, id, "dnnl.pool2d", params,
                                                  unary_runner<dnnl_ops::Pool2dPrimitive>());
 }
@@ -127,15 +127,14 @@ bool lower_reduction(GraphRewriter& rw, ir::OpId id) {
   if (op.kind == ir::OpKind::reduce_mean) kind = dnnl_ops::ReduceKind::mean;
   if (op.kind == ir::OpKind::reduce_max) kind = dnnl_ops::ReduceKind::max;
   if (op.kind == ir::OpKind::reduce_min) kind = dnnl_ops::ReduceKind::min;
-  if (reduces_trailing_axes(rw.dims(op.operands[0]), op.attrs.get_ints("axes"))) {
+  const ir::ReduceParams& reduce = ir::params_of<ir::ReduceParams>(op);
+  if (reduces_trailing_axes(rw.dims(op.operands[0]), reduce.axes)) {
     // Measured on the cnn workload's global average pool ([8, 64, 32, 32] -> [8, 64, 1, 1]): oneDNN
     // 2.6's reduction took 2-8 ms, the interpreter's contiguous row reduction well under 1 ms.
     rw.refuse(id, "dnnl.reduction", "trailing axes: the interpreter's row reduction is faster");
     return false;
   }
-  const ir::Attr* keepdims = op.attrs.find("keepdims");
-  const dnnl_ops::ReductionParams params{rw.dims(op.operands[0]), kind, op.attrs.get_ints("axes"),
-                                         keepdims && std::get<bool>(keepdims->value)};
+  const dnnl_ops::ReductionParams params{rw.dims(op.operands[0]), kind, reduce.axes, reduce.keepdims};
   return lower_one_op<dnnl_ops::ReductionPrimitive>(rw, id, "dnnl.reduction", params,
                                                     unary_runner<dnnl_ops::ReductionPrimitive>());
 }

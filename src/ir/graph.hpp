@@ -1,6 +1,7 @@
 #pragma once
 #include "ir/attr.hpp"
 #include "ir/op_kind.hpp"
+#include "ir/op_params.hpp"
 #include <cstdint>
 #include <kiln/layout.hpp>
 #include <optional>
@@ -39,13 +40,23 @@ struct ValueInfo {
 };
 
 // An operation: kind, operands and results as value ids, attributes and the user's source line.
+// `params` are the attributes decoded (op_params.hpp); Function::add_op keeps the two in step.
 struct Op {
   OpKind kind;
   std::vector<ValueId> operands;
   std::vector<ValueId> results;
   Attrs attrs;
   SourceLoc loc;
+  OpParams params;
 };
+
+[[noreturn]] void throw_params_mismatch(const Op& op);
+// The op's typed parameters; kiln::Error(internal) when the op holds another kind (or attributes
+// that did not decode, which verify_module reports first).
+template <class P> const P& params_of(const Op& op) {
+  if (const P* params = std::get_if<P>(&op.params)) return *params;
+  throw_params_mismatch(op);
+}
 
 // One function body: flat arrays of values and ops in program (topological) order.
 struct Function {
@@ -57,7 +68,8 @@ struct Function {
   std::vector<ValueId> outputs;
 
   ValueId add_arg(ValueType type);
-  // Appends an op and creates one result value per type; returns the op id.
+  // Appends an op and creates one result value per type; returns the op id. Attributes that do
+  // not decode are kept as InvalidParams for verify_module to report.
   OpId add_op(OpKind kind, std::vector<ValueId> operands, const std::vector<ValueType>& result_types, Attrs attrs = {},
               SourceLoc loc = {});
   const ValueType& type_of(ValueId v) const { return values.at(v).type; }

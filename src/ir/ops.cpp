@@ -3,8 +3,6 @@
 #include "ir/custom_ops.hpp"
 #include "ir/shape_inference.hpp"
 #include <array>
-#include <type_traits>
-#include <variant>
 
 namespace kiln::ir {
 
@@ -18,25 +16,25 @@ OpInfo make(OpKind kind, std::string_view name) {
   switch (kind) {
   case OpKind::neg:
   case OpKind::abs:
-  case OpKind::exp:
-  case OpKind::log:
   case OpKind::sqrt:
   case OpKind::rsqrt:
+  case OpKind::relu: return {kind, name, 1, 1, C::unary, I::unary};
+  case OpKind::exp:
+  case OpKind::log:
   case OpKind::tanh:
   case OpKind::sigmoid:
-  case OpKind::relu:
   case OpKind::gelu:
   case OpKind::silu:
   case OpKind::erf:
   case OpKind::sin:
-  case OpKind::cos: return {kind, name, 1, 1, C::unary, I::unary};
+  case OpKind::cos: return {kind, name, 1, 1, C::unary, I::unary, kTranscendental};
   case OpKind::add:
   case OpKind::sub:
   case OpKind::mul:
   case OpKind::div:
-  case OpKind::pow:
   case OpKind::maximum:
   case OpKind::minimum: return {kind, name, 2, 2, C::binary, I::binary};
+  case OpKind::pow: return {kind, name, 2, 2, C::binary, I::binary, kTranscendental};
   case OpKind::compare: return {kind, name, 2, 2, C::elementwise_other, I::compare};
   case OpKind::where: return {kind, name, 3, 3, C::elementwise_other, I::where};
   case OpKind::cast: return {kind, name, 1, 1, C::elementwise_other, I::cast};
@@ -64,13 +62,15 @@ OpInfo make(OpKind kind, std::string_view name) {
   case OpKind::unsqueeze: return {kind, name, 1, 1, C::shape, I::unsqueeze};
   case OpKind::gather: return {kind, name, 2, 2, C::shape, I::gather};
   case OpKind::pad: return {kind, name, 1, 1, C::shape, I::pad};
-  case OpKind::constant: return {kind, name, 0, 0, C::creation, I::constant};
-  case OpKind::constant_external: return {kind, name, 0, 0, C::creation, nullptr};
+  case OpKind::constant: return {kind, name, 0, 0, C::creation, I::constant, kNeverFolded};
+  case OpKind::constant_external: return {kind, name, 0, 0, C::creation, nullptr, kNeverFolded};
   case OpKind::full: return {kind, name, 0, 0, C::creation, I::full};
   case OpKind::arange: return {kind, name, 0, 0, C::creation, I::arange};
-  case OpKind::buffer_store: return {kind, name, 2, 2, C::effect, I::buffer_store};
-  case OpKind::call: return {kind, name, 0, kAny, C::call, nullptr};
-  case OpKind::custom: return {kind, name, 0, kAny, C::custom, nullptr};
+  case OpKind::buffer_store: return {kind, name, 2, 2, C::effect, I::buffer_store, kSideEffects | kNeverFolded};
+  // A call has the effects of its callee (ir/passes/side_effects.hpp).
+  case OpKind::call: return {kind, name, 0, kAny, C::call, nullptr, kNeverFolded};
+  // An extension may do anything.
+  case OpKind::custom: return {kind, name, 0, kAny, C::custom, nullptr, kSideEffects | kNeverFolded};
   }
   return {kind, name, 0, 0, C::custom, nullptr};
 }
@@ -98,121 +98,6 @@ const std::array<OpInfo, kNumOpKinds>& table() {
 
 const OpInfo& op_info(OpKind kind) { return table()[size_t(kind)]; }
 
-namespace {
-template <class T, size_t I = 0> constexpr size_t alternative_of() {
-  if constexpr (std::is_same_v<T, std::variant_alternative_t<I, decltype(Attr::value)>>)
-    return I;
-  else
-    return alternative_of<T, I + 1>();
-}
-constexpr RequiredAttr kBool(std::string_view n) { return {n, alternative_of<bool>(), "bool"}; }
-constexpr RequiredAttr kInt(std::string_view n) { return {n, alternative_of<int64_t>(), "i64"}; }
-constexpr RequiredAttr kFloat(std::string_view n) { return {n, alternative_of<double>(), "f64"}; }
-constexpr RequiredAttr kString(std::string_view n) { return {n, alternative_of<std::string>(), "string"}; }
-constexpr RequiredAttr kInts(std::string_view n) { return {n, alternative_of<Attr::Ints>(), "array<i64>"}; }
-constexpr RequiredAttr kShape(std::string_view n) { return {n, alternative_of<Shape>(), "shape"}; }
-constexpr RequiredAttr kDType(std::string_view n) { return {n, alternative_of<DType>(), "dtype"}; }
-constexpr RequiredAttr kTensor(std::string_view n) { return {n, alternative_of<Tensor>(), "dense tensor"}; }
-
-constexpr RequiredAttr kNone[] = {{"", 0, ""}};
-constexpr RequiredAttr kGelu[] = {kString("approximate")};
-constexpr RequiredAttr kCompare[] = {kString("predicate")};
-constexpr RequiredAttr kCast[] = {kDType("dtype")};
-constexpr RequiredAttr kReduce[] = {kInts("axes"), kBool("keepdims")};
-constexpr RequiredAttr kArgmax[] = {kInt("axis"), kBool("keepdims")};
-constexpr RequiredAttr kAxis[] = {kInt("axis")};
-constexpr RequiredAttr kConv[] = {kInts("stride"), kInts("padding"), kInts("dilation"), kInt("groups")};
-constexpr RequiredAttr kMaxPool[] = {kInts("kernel"), kInts("stride"), kInts("padding")};
-constexpr RequiredAttr kAvgPool[] = {kInts("kernel"), kInts("stride"), kInts("padding"), kBool("count_include_pad")};
-constexpr RequiredAttr kShapeAttr[] = {kShape("shape")};
-constexpr RequiredAttr kPerm[] = {kInts("perm")};
-constexpr RequiredAttr kSplit[] = {kInt("axis"), kInts("sizes")};
-constexpr RequiredAttr kSlice[] = {kInts("starts"), kInts("ends"), kInts("steps")};
-constexpr RequiredAttr kAxes[] = {kInts("axes")};
-constexpr RequiredAttr kPad[] = {kInts("pads"), kFloat("value")};
-constexpr RequiredAttr kConstant[] = {kTensor("value")};
-constexpr RequiredAttr kName[] = {kString("name")};
-constexpr RequiredAttr kFull[] = {kShape("shape"), kFloat("value"), kDType("dtype")};
-constexpr RequiredAttr kArange[] = {kFloat("start"), kFloat("stop"), kFloat("step"), kDType("dtype")};
-constexpr RequiredAttr kCall[] = {kString("callee")};
-constexpr RequiredAttr kCustom[] = {kString("op")};
-
-std::span<const RequiredAttr> none() { return std::span(kNone, 0); }
-} // namespace
-
-std::span<const RequiredAttr> required_attrs(OpKind kind) {
-  using K = OpKind;
-  switch (kind) {
-  case K::neg:
-  case K::abs:
-  case K::exp:
-  case K::log:
-  case K::sqrt:
-  case K::rsqrt:
-  case K::tanh:
-  case K::sigmoid:
-  case K::relu:
-  case K::silu:
-  case K::erf:
-  case K::sin:
-  case K::cos: return none();
-  case K::gelu: return kGelu;
-  case K::add:
-  case K::sub:
-  case K::mul:
-  case K::div:
-  case K::pow:
-  case K::maximum:
-  case K::minimum: return none();
-  case K::compare: return kCompare;
-  case K::where: return none();
-  case K::cast: return kCast;
-  case K::reduce_sum:
-  case K::reduce_mean:
-  case K::reduce_max:
-  case K::reduce_min: return kReduce;
-  case K::argmax: return kArgmax;
-  case K::softmax:
-  case K::log_softmax: return kAxis;
-  // eps has a default where it is read (get_float_or), so only the axis is required.
-  case K::layer_norm:
-  case K::rms_norm: return kAxis;
-  case K::batch_norm: return none();
-  case K::matmul: return none();
-  case K::conv2d: return kConv;
-  case K::max_pool2d: return kMaxPool;
-  case K::avg_pool2d: return kAvgPool;
-  case K::reshape:
-  case K::broadcast_to: return kShapeAttr;
-  case K::transpose: return kPerm;
-  case K::concat: return kAxis;
-  case K::split: return kSplit;
-  case K::slice: return kSlice;
-  case K::squeeze:
-  case K::unsqueeze: return kAxes;
-  case K::gather: return kAxis;
-  case K::pad: return kPad;
-  case K::constant: return kConstant;
-  case K::constant_external: return kName;
-  case K::full: return kFull;
-  case K::arange: return kArange;
-  case K::buffer_store: return none();
-  case K::call: return kCall;
-  case K::custom: return kCustom;
-  }
-  return none();
-}
-
-std::optional<std::string> missing_attr(OpKind kind, const Attrs& attrs) {
-  for (const RequiredAttr& required : required_attrs(kind)) {
-    const Attr* attr = attrs.find(std::string(required.name));
-    if (!attr) return "missing attribute '" + std::string(required.name) + "' (" + std::string(required.kind) + ")";
-    if (attr->value.index() != required.alternative)
-      return "attribute '" + std::string(required.name) + "' must be " + std::string(required.kind);
-  }
-  return std::nullopt;
-}
-
 std::optional<OpKind> op_kind_from_name(std::string_view name) {
   for (const OpInfo& info : table())
     if (info.name == name) return info.kind;
@@ -234,7 +119,9 @@ std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands
   if (!info.infer) throw Error(ErrorKind::internal, where + "has no shape inference");
   std::vector<ValueType> results;
   try {
-    results = info.infer(operands, attrs);
+    results = info.infer(operands, decode_params(kind, attrs, operands));
+  } catch (const AttrError& e) {
+    throw Error(ErrorKind::spec, where + e.what());
   } catch (const SizeError& e) {
     throw SizeError(where + e.message());
   } catch (const InferError& e) {

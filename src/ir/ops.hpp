@@ -9,7 +9,8 @@ namespace kiln::ir {
 
 // The one op table. Every tier reads it; tiers attach kernels in their own tables by OpKind.
 //
-// Op semantics and attributes (attribute names are the contract for printer, parser, tiers):
+// Op semantics and attributes. The attributes are the printed form; op_params.hpp decodes them once
+// into typed params (Op::params), which is what every layer reads:
 //  unary elementwise  neg abs exp log sqrt rsqrt tanh sigmoid relu silu erf sin cos
 //                     gelu {approximate: string "none" | "tanh"}
 //  binary elementwise add sub mul div pow maximum minimum: same dtype, numpy broadcasting
@@ -65,7 +66,15 @@ struct InferError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-using InferFn = std::vector<ValueType> (*)(std::span<const ValueType> operands, const Attrs& attrs);
+using InferFn = std::vector<ValueType> (*)(std::span<const ValueType> operands, const OpParams& params);
+
+// What the layers ask of an op instead of keeping their own lists of op kinds.
+enum OpTrait : uint32_t {
+  kNoTraits = 0,
+  kTranscendental = 1u << 0, // costly per element (exp, erf, sin, pow, ...): worth threads sooner
+  kSideEffects = 1u << 1,    // runs even when its results are unused (buffer_store, custom)
+  kNeverFolded = 1u << 2,    // constant folding leaves it: already constant, bound later, or effects
+};
 
 struct OpInfo {
   OpKind kind;
@@ -74,29 +83,22 @@ struct OpInfo {
   int max_operands; // -1: any number
   OpClass cls;
   InferFn infer; // null for call and custom (they need the module / extension registry)
+  uint32_t traits = kNoTraits;
+  bool has(OpTrait trait) const { return (traits & trait) != 0; }
 };
 
 const OpInfo& op_info(OpKind kind);
 
-// The attributes an op kind cannot do without, as documented above, each with the alternative of
-// Attr::value it must hold. Kernels read them with the throwing getters, so a graph file missing
-// one (or holding the wrong kind) is refused when it is parsed or verified, not on its first call.
-struct RequiredAttr {
-  std::string_view name;
-  size_t alternative;    // index into Attr::value
-  std::string_view kind; // for messages: "string", "f64", ...
-};
-std::span<const RequiredAttr> required_attrs(OpKind kind);
-// Why `attrs` lack what `kind` requires ("missing attribute 'value' (f64)"), or nullopt.
-std::optional<std::string> missing_attr(OpKind kind, const Attrs& attrs);
 std::optional<OpKind> op_kind_from_name(std::string_view name);
+inline bool has_trait(OpKind kind, OpTrait trait) { return op_info(kind).has(trait); }
 inline bool is_elementwise(OpKind k) {
   auto c = op_info(k).cls;
   return c == OpClass::unary || c == OpClass::binary || c == OpClass::elementwise_other;
 }
 
-// Checks arity, runs the op's inference and turns failures into kiln::Error(shape) naming the op
-// and place: "kiln.matmul at model.cpp:42:17: inner dims differ: [batch, 3] x [4, 5]". A custom op
+// Checks arity, decodes the attributes (op_params.hpp), runs the op's inference and turns failures
+// into kiln::Error naming the op and place: "kiln.matmul at model.cpp:42:17: inner dims differ:
+// [batch, 3] x [4, 5]" (shape), "kiln.full at ...: missing attribute 'value' (f64)" (spec). A custom op
 // asks its extension's shape function (ir/custom_ops.hpp). Sizes that overflow, and results larger
 // than max_tensor_bytes (static dims only), are SizeError (core/checked_arithmetic.hpp).
 std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands, const Attrs& attrs,
@@ -104,7 +106,8 @@ std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands
 
 // numpy broadcast of two shapes (equal names and 1 broadcast; otherwise InferError).
 Shape broadcast_shapes(const Shape& a, const Shape& b);
-// Normalises a possibly negative axis against rank; InferError when out of range.
+// Normalises a possibly negative axis against rank; InferError when out of range. Only decoding
+// calls it: decoded params hold normalised axes.
 int64_t normalize_axis(int64_t axis, int64_t rank);
 
 } // namespace kiln::ir

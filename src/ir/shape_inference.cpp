@@ -24,13 +24,6 @@ int64_t static_size(const Dim& d, const char* what) {
   return d.size();
 }
 
-std::vector<int64_t> pair_attr(const Attrs& attrs, const std::string& name, int64_t fallback) {
-  if (!attrs.has(name)) return {fallback, fallback};
-  auto v = attrs.get_ints(name);
-  if (v.size() != 2) throw InferError(name + " needs 2 values, got " + std::to_string(v.size()));
-  return v;
-}
-
 // ceil(extent / step) without forming extent + step - 1, which overflows for a huge step.
 int64_t slice_length(int64_t extent, int64_t step) { return extent == 0 ? 0 : 1 + (extent - 1) / step; }
 
@@ -45,6 +38,12 @@ struct SymbolicProduct {
       factor = checked_mul(factor, d.size(), "element count");
   }
 };
+
+// max_pool2d holds its window directly, avg_pool2d beside count_include_pad.
+const PoolParams& pool_window(const OpParams& params) {
+  if (const auto* avg = std::get_if<AvgPoolParams>(&params)) return avg->window;
+  return std::get<PoolParams>(params);
+}
 
 } // namespace
 
@@ -76,91 +75,60 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-int64_t normalize_axis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    throw InferError("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
 namespace infer {
 
-Types unary(In in, const Attrs& attrs) {
-  if (attrs.has("approximate")) {
-    const std::string& a = attrs.get_string("approximate");
-    if (a != "none" && a != "tanh")
-      throw InferError("gelu approximate must be \"none\" or \"tanh\", got \"" + a + "\"");
-  }
-  return {tensor_of(in[0].dtype, in[0].shape)};
-}
+Types unary(In in, const OpParams&) { return {tensor_of(in[0].dtype, in[0].shape)}; }
 
-Types binary(In in, const Attrs&) {
+Types binary(In in, const OpParams&) {
   require_same_dtype(in, 0, 1);
   return {tensor_of(in[0].dtype, broadcast_shapes(in[0].shape, in[1].shape))};
 }
 
-Types compare(In in, const Attrs& attrs) {
-  const std::string& p = attrs.get_string("predicate");
-  static const char* preds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  if (std::find(std::begin(preds), std::end(preds), p) == std::end(preds))
-    throw InferError("unknown compare predicate \"" + p + "\"");
+Types compare(In in, const OpParams&) {
   require_same_dtype(in, 0, 1);
   return {tensor_of(DType::boolean, broadcast_shapes(in[0].shape, in[1].shape))};
 }
 
-Types where(In in, const Attrs&) {
+Types where(In in, const OpParams&) {
   if (in[0].dtype != DType::boolean)
     throw InferError(std::string("condition must be i1 (bool), got ") + dtype_name(in[0].dtype));
   require_same_dtype(in, 1, 2);
   return {tensor_of(in[1].dtype, broadcast_shapes(in[0].shape, broadcast_shapes(in[1].shape, in[2].shape)))};
 }
 
-Types cast(In in, const Attrs& attrs) { return {tensor_of(attrs.get_dtype("dtype"), in[0].shape)}; }
+Types cast(In in, const OpParams& params) { return {tensor_of(std::get<CastParams>(params).dtype, in[0].shape)}; }
 
-std::vector<bool> reduced_axes(const Attrs& attrs, int64_t rank) {
-  std::vector<bool> reduced(size_t(rank), false);
-  auto axes = attrs.get_ints("axes");
-  if (axes.empty()) std::fill(reduced.begin(), reduced.end(), true);
-  for (int64_t a : axes) {
-    int64_t n = normalize_axis(a, rank);
-    if (reduced[size_t(n)] && !axes.empty()) throw InferError("axis " + std::to_string(a) + " is repeated");
-    reduced[size_t(n)] = true;
-  }
-  return reduced;
-}
-
-Types reduce(In in, const Attrs& attrs) {
-  auto reduced = reduced_axes(attrs, in[0].rank());
-  bool keep = attrs.get_bool("keepdims");
+Types reduce(In in, const OpParams& params) {
+  const auto& p = std::get<ReduceParams>(params);
   Shape out;
-  for (size_t i = 0; i < reduced.size(); ++i) {
-    if (!reduced[i])
-      out.push_back(in[0].shape[i]);
-    else if (keep)
+  for (int64_t i = 0; i < in[0].rank(); ++i) {
+    if (!std::binary_search(p.axes.begin(), p.axes.end(), i))
+      out.push_back(in[0].shape[size_t(i)]);
+    else if (p.keepdims)
       out.push_back(Dim(1));
   }
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types argmax(In in, const Attrs& attrs) {
-  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+Types argmax(In in, const OpParams& params) {
+  const auto& [axis, keepdims] = std::get<ArgmaxParams>(params);
   Shape out;
   for (int64_t i = 0; i < in[0].rank(); ++i) {
     if (i != axis)
       out.push_back(in[0].shape[size_t(i)]);
-    else if (attrs.get_bool("keepdims"))
+    else if (keepdims)
       out.push_back(Dim(1));
   }
   return {tensor_of(DType::i64, out)};
 }
 
-Types softmax(In in, const Attrs& attrs) {
-  normalize_axis(attrs.get_int("axis"), in[0].rank());
+Types softmax(In in, const OpParams&) {
   if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input");
   return {tensor_of(in[0].dtype, in[0].shape)};
 }
 
-Types layer_norm(In in, const Attrs& attrs) {
-  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+Types layer_norm(In in, const OpParams& params) {
+  const int64_t axis = std::get<NormParams>(params).axis;
   Shape normalized(in[0].shape.begin() + axis, in[0].shape.end());
   for (size_t i = 1; i < in.size(); ++i) {
     if (in[i].shape != normalized)
@@ -171,7 +139,7 @@ Types layer_norm(In in, const Attrs& attrs) {
   return {tensor_of(in[0].dtype, in[0].shape)};
 }
 
-Types batch_norm(In in, const Attrs&) {
+Types batch_norm(In in, const OpParams&) {
   if (in[0].rank() < 2) throw InferError("input " + str(in[0].shape) + " needs rank >= 2 (N, C, ...)");
   if (in.size() == 4) throw InferError("weight and bias come together (got 4 operands)");
   for (size_t i = 1; i < in.size(); ++i) {
@@ -183,7 +151,7 @@ Types batch_norm(In in, const Attrs&) {
   return {tensor_of(in[0].dtype, in[0].shape)};
 }
 
-Types matmul(In in, const Attrs&) {
+Types matmul(In in, const OpParams&) {
   const Shape &a = in[0].shape, &b = in[1].shape;
   if (a.size() < 2 || b.size() < 2) throw InferError("operands need rank >= 2: " + str(a) + " x " + str(b));
   require_same_dtype(in, 0, 1);
@@ -204,14 +172,12 @@ int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad,
   return (padded - span) / stride + 1;
 }
 
-Types conv2d(In in, const Attrs& attrs) {
+Types conv2d(In in, const OpParams& params) {
   const Shape &x = in[0].shape, &w = in[1].shape;
   if (x.size() != 4 || w.size() != 4)
     throw InferError("needs NCHW input and OIHW weight, got " + str(x) + " and " + str(w));
   require_same_dtype(in, 0, 1);
-  int64_t groups = attrs.get_int_or("groups", 1);
-  auto stride = pair_attr(attrs, "stride", 1), pad = pair_attr(attrs, "padding", 0),
-       dil = pair_attr(attrs, "dilation", 1);
+  const auto& [stride, pad, dil, groups] = std::get<ConvParams>(params);
   int64_t c = static_size(x[1], "input channels"), o = static_size(w[0], "output channels");
   if (groups <= 0 || c % groups || o % groups)
     throw InferError("groups " + std::to_string(groups) + " must divide input channels " + std::to_string(c) +
@@ -228,11 +194,10 @@ Types conv2d(In in, const Attrs& attrs) {
   return {tensor_of(in[0].dtype, {x[0], w[0], h, wd})};
 }
 
-Types pool2d(In in, const Attrs& attrs) {
+Types pool2d(In in, const OpParams& params) {
   const Shape& x = in[0].shape;
   if (x.size() != 4) throw InferError("needs an NCHW input, got " + str(x));
-  auto kernel = pair_attr(attrs, "kernel", 1), stride = pair_attr(attrs, "stride", 1),
-       pad = pair_attr(attrs, "padding", 0);
+  const auto& [kernel, stride, pad] = pool_window(params);
   if (kernel[0] <= 0 || kernel[1] <= 0) throw InferError("kernel sizes must be > 0");
   // pad > kernel / 2, not 2 * pad > kernel: a huge pad must not overflow on the way to being refused.
   if (pad[0] > kernel[0] / 2 || pad[1] > kernel[1] / 2) throw InferError("padding must be at most half the kernel");
@@ -281,37 +246,29 @@ Shape resolve_reshape(const Shape& input, const Shape& target) {
   return out;
 }
 
-Types reshape(In in, const Attrs& attrs) {
-  const Shape& target = attrs.get_shape("shape");
+Types reshape(In in, const OpParams& params) {
+  const Shape& target = std::get<ShapeParams>(params).shape;
   for (const Dim& d : target)
     if (d.is_static() && d.size() < 0) throw InferError("reshape attribute must be fully inferred, got " + str(target));
   return {tensor_of(in[0].dtype, resolve_reshape(in[0].shape, target))};
 }
 
-Types transpose(In in, const Attrs& attrs) {
-  const auto& perm = attrs.get_ints("perm");
-  if (int64_t(perm.size()) != in[0].rank())
-    throw InferError("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(in[0].rank()));
-  std::vector<bool> seen(perm.size(), false);
+Types transpose(In in, const OpParams& params) {
   Shape out;
-  for (int64_t p : perm) {
-    int64_t a = normalize_axis(p, in[0].rank());
-    if (seen[size_t(a)]) throw InferError("perm repeats axis " + std::to_string(a));
-    seen[size_t(a)] = true;
-    out.push_back(in[0].shape[size_t(a)]);
-  }
+  for (int64_t axis : std::get<TransposeParams>(params).perm)
+    out.push_back(in[0].shape[size_t(axis)]);
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types broadcast_to(In in, const Attrs& attrs) {
-  const Shape& target = attrs.get_shape("shape");
+Types broadcast_to(In in, const OpParams& params) {
+  const Shape& target = std::get<ShapeParams>(params).shape;
   Shape out = broadcast_shapes(in[0].shape, target);
   if (out != target) throw InferError("cannot broadcast " + str(in[0].shape) + " to " + str(target));
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types concat(In in, const Attrs& attrs) {
-  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+Types concat(In in, const OpParams& params) {
+  const int64_t axis = std::get<AxisParams>(params).axis;
   Shape out = in[0].shape;
   SymbolicProduct total;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -331,12 +288,12 @@ Types concat(In in, const Attrs& attrs) {
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types split(In in, const Attrs& attrs) {
-  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+Types split(In in, const OpParams& params) {
+  const auto& [axis, sizes] = std::get<SplitParams>(params);
   int64_t size = static_size(in[0].shape[size_t(axis)], "split axis");
   int64_t sum = 0;
   Types out;
-  for (int64_t s : attrs.get_ints("sizes")) {
+  for (int64_t s : sizes) {
     if (s < 0) throw InferError("split size " + std::to_string(s) + " is negative");
     sum = checked_add(sum, s, "split sizes");
     Shape part = in[0].shape;
@@ -348,8 +305,8 @@ Types split(In in, const Attrs& attrs) {
   return out;
 }
 
-Types slice(In in, const Attrs& attrs) {
-  const auto &starts = attrs.get_ints("starts"), &ends = attrs.get_ints("ends"), &steps = attrs.get_ints("steps");
+Types slice(In in, const OpParams& params) {
+  const auto& [starts, ends, steps] = std::get<SliceParams>(params);
   size_t rank = size_t(in[0].rank());
   if (starts.size() != rank || ends.size() != rank || steps.size() != rank)
     throw InferError("starts/ends/steps need one entry per axis (rank " + std::to_string(rank) + ")");
@@ -369,38 +326,30 @@ Types slice(In in, const Attrs& attrs) {
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types squeeze(In in, const Attrs& attrs) {
-  std::vector<bool> drop(size_t(in[0].rank()), false);
-  for (int64_t a : attrs.get_ints("axes")) {
-    int64_t n = normalize_axis(a, in[0].rank());
-    const Dim& d = in[0].shape[size_t(n)];
-    if (!(d == Dim(1))) throw InferError("cannot squeeze axis " + std::to_string(a) + " of size " + d.to_string());
-    drop[size_t(n)] = true;
-  }
+Types squeeze(In in, const OpParams& params) {
+  const std::vector<int64_t>& axes = std::get<AxesParams>(params).axes;
   Shape out;
-  for (size_t i = 0; i < drop.size(); ++i)
-    if (!drop[i]) out.push_back(in[0].shape[i]);
+  for (int64_t i = 0; i < in[0].rank(); ++i) {
+    const Dim& d = in[0].shape[size_t(i)];
+    if (!std::binary_search(axes.begin(), axes.end(), i))
+      out.push_back(d);
+    else if (!(d == Dim(1)))
+      throw InferError("cannot squeeze axis " + std::to_string(i) + " of size " + d.to_string());
+  }
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types unsqueeze(In in, const Attrs& attrs) {
-  const auto& axes = attrs.get_ints("axes");
-  int64_t rank = in[0].rank() + int64_t(axes.size());
-  std::vector<bool> added(size_t(rank), false);
-  for (int64_t a : axes) {
-    int64_t n = normalize_axis(a, rank);
-    if (added[size_t(n)]) throw InferError("axis " + std::to_string(a) + " is repeated");
-    added[size_t(n)] = true;
-  }
+Types unsqueeze(In in, const OpParams& params) {
+  const std::vector<int64_t>& axes = std::get<AxesParams>(params).axes;
   Shape out;
   size_t next = 0;
-  for (size_t i = 0; i < added.size(); ++i)
-    out.push_back(added[i] ? Dim(1) : in[0].shape[next++]);
+  for (int64_t i = 0; i < in[0].rank() + int64_t(axes.size()); ++i)
+    out.push_back(std::binary_search(axes.begin(), axes.end(), i) ? Dim(1) : in[0].shape[next++]);
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types gather(In in, const Attrs& attrs) {
-  int64_t axis = normalize_axis(attrs.get_int("axis"), in[0].rank());
+Types gather(In in, const OpParams& params) {
+  const int64_t axis = std::get<AxisParams>(params).axis;
   if (in[1].dtype != DType::i32 && in[1].dtype != DType::i64)
     throw InferError(std::string("indices must be i32 or i64, got ") + dtype_name(in[1].dtype));
   Shape out(in[0].shape.begin(), in[0].shape.begin() + axis);
@@ -409,8 +358,8 @@ Types gather(In in, const Attrs& attrs) {
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types pad(In in, const Attrs& attrs) {
-  const auto& pads = attrs.get_ints("pads");
+Types pad(In in, const OpParams& params) {
+  const auto& pads = std::get<PadParams>(params).pads;
   if (int64_t(pads.size()) != 2 * in[0].rank())
     throw InferError("pads needs " + std::to_string(2 * in[0].rank()) + " entries, got " + std::to_string(pads.size()));
   Shape out;
@@ -426,19 +375,22 @@ Types pad(In in, const Attrs& attrs) {
   return {tensor_of(in[0].dtype, out)};
 }
 
-Types constant(In, const Attrs& attrs) {
-  const Tensor& t = attrs.get_tensor("value");
+Types constant(In, const OpParams& params) {
+  const Tensor& t = std::get<ConstantParams>(params).value;
   return {tensor_of(t.dtype(), t.shape())};
 }
 
-Types full(In, const Attrs& attrs) { return {tensor_of(attrs.get_dtype("dtype"), attrs.get_shape("shape"))}; }
-
-Types arange(In, const Attrs& attrs) {
-  double start = attrs.get_float("start"), stop = attrs.get_float("stop"), step = attrs.get_float("step");
-  return {tensor_of(attrs.get_dtype("dtype"), {checked_arange_size(start, stop, step)})};
+Types full(In, const OpParams& params) {
+  const auto& p = std::get<FullParams>(params);
+  return {tensor_of(p.dtype, p.shape)};
 }
 
-Types buffer_store(In in, const Attrs&) {
+Types arange(In, const OpParams& params) {
+  const auto& p = std::get<ArangeParams>(params);
+  return {tensor_of(p.dtype, {checked_arange_size(p.start, p.stop, p.step)})};
+}
+
+Types buffer_store(In in, const OpParams&) {
   if (!in[0].is_buffer)
     throw InferError("destination is staged as a tensor, not a buffer: declare it with BufferLayout");
   if (in[0].dtype != in[1].dtype || in[0].shape != in[1].shape)

@@ -84,7 +84,7 @@ public:
 
 private:
   std::vector<ValueId> inline_call(const Op& op, const std::vector<ValueId>& operands) {
-    const Function* callee = module_.find(op.attrs.get_string("callee"));
+    const Function* callee = module_.find(params_of<CallParams>(op).callee);
     if (!callee) throw Error(ErrorKind::shape, "call at " + op.loc.to_string() + ": unknown function");
     return emit(*callee, operands);
   }

@@ -68,7 +68,7 @@ private:
     Calls calls;
     for (OpId id = 0; id < fn.ops.size(); ++id) {
       if (fn.ops[id].kind != OpKind::call) continue;
-      auto callee = index.find(fn.ops[id].attrs.get_string("callee"));
+      auto callee = index.find(params_of<CallParams>(fn.ops[id]).callee);
       if (callee != index.end()) calls.emplace_back(id, callee->second);
     }
     return calls;
@@ -131,7 +131,7 @@ void verify_calls(const Module& module) {
   std::optional<CallProblem> problem = find_call_problem(module);
   if (!problem) return;
   const Op& op = module.functions[problem->function].ops[problem->op];
-  throw Error(ErrorKind::unsupported, "func.call @" + op.attrs.get_string("callee") + " at " + op.loc.to_string() +
+  throw Error(ErrorKind::unsupported, "func.call @" + params_of<CallParams>(op).callee + " at " + op.loc.to_string() +
                                           " in @" + module.functions[problem->function].name + ": " + problem->what);
 }
 
@@ -171,11 +171,11 @@ void verify_function(const Module& module, const Function& fn) {
         throw Error(ErrorKind::internal, op_place(fn, id) + ": result " + std::to_string(r) + " is not owned by it");
       check_value_size(fn, op.results[r], op_place(fn, id) + " result " + std::to_string(r));
     }
-    if (std::optional<std::string> missing = missing_attr(op.kind, op.attrs))
-      throw Error(ErrorKind::spec, op_place(fn, id) + ": " + *missing);
+    if (const auto* invalid = std::get_if<InvalidParams>(&op.params))
+      throw Error(invalid->kind, op_place(fn, id) + ": " + invalid->reason);
     std::vector<ValueType> expected;
     if (op.kind == OpKind::call)
-      expected = infer_call(module, op.attrs.get_string("callee"), in, op.loc);
+      expected = infer_call(module, params_of<CallParams>(op).callee, in, op.loc);
     else if (op_info(op.kind).infer || is_registered_custom(op))
       expected = infer_op(op.kind, in, op.attrs, op.loc);
     else

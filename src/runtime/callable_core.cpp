@@ -31,7 +31,7 @@ std::map<std::string, ir::ValueType> declared_weights(const ir::Module& module) 
   for (const ir::Function& fn : module.functions)
     for (const ir::Op& op : fn.ops) {
       if (op.kind != ir::OpKind::constant_external) continue;
-      const std::string& name = op.attrs.get_string("name");
+      const std::string& name = ir::params_of<ir::ExternalParams>(op).name;
       const ir::ValueType& type = fn.type_of(op.results[0]);
       auto [it, fresh] = out.emplace(name, type);
       if (!fresh && !(it->second == type))

@@ -70,8 +70,7 @@ std::shared_ptr<FunctionBuilder> owning_builder(const std::vector<Tensor>& opera
 
 ir::ValueId embed_constant(FunctionBuilder& builder, const Tensor& value, const ir::SourceLoc& loc) {
   ir::ValueType type{value.dtype(), value.shape(), false};
-  auto results =
-      builder.add_op(ir::OpKind::constant, {}, {type}, ir::Attrs{{"value", ir::Attr::of_tensor(value)}}, loc);
+  auto results = builder.add_op(ir::OpKind::constant, {}, {type}, ir::encode_params(ir::ConstantParams{value}), loc);
   return results[0].impl()->value;
 }
 

@@ -7,8 +7,16 @@ namespace kiln::F {
 
 using ir::Attr;
 using ir::Attrs;
+using ir::encode_params;
 using ir::OpKind;
 using trace::apply1;
+
+// A [height, width] option; kiln::Error(spec) naming the op and option otherwise.
+static ir::Pair option_pair(const std::vector<int64_t>& values, const char* name, const std::string& op) {
+  if (values.size() != 2)
+    throw Error(ErrorKind::spec, op + ": " + name + " needs 2 values, got " + std::to_string(values.size()));
+  return {values[0], values[1]};
+}
 
 #define KILN_UNARY(name)                                                                                               \
   Tensor name(const Tensor& x, Loc loc) { return apply1(OpKind::name, {x}, {}, loc); }
@@ -30,7 +38,11 @@ KILN_UNARY(cos)
 #undef KILN_UNARY
 
 Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
-  return apply1(OpKind::gelu, {x}, {{"approximate", Attr::of_string(approximate)}}, loc);
+  const std::optional<ir::GeluForm> form = ir::gelu_form_from_name(approximate);
+  if (!form)
+    throw Error(ErrorKind::spec, "kiln.gelu at " + trace::to_source_loc(loc).to_string() +
+                                     ": approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+  return apply1(OpKind::gelu, {x}, encode_params(ir::GeluParams{*form}), loc);
 }
 
 #define KILN_BINARY(name, kind)                                                                                        \
@@ -48,7 +60,7 @@ KILN_BINARY(minimum, minimum)
 
 #define KILN_COMPARE(name)                                                                                             \
   Tensor name(const Tensor& a, const Tensor& b, Loc loc) {                                                             \
-    return apply1(OpKind::compare, {a, b}, {{"predicate", Attr::of_string(#name)}}, loc);                              \
+    return apply1(OpKind::compare, {a, b}, encode_params(ir::CompareParams{ir::ComparePredicate::name}), loc);         \
   }
 // clang-format off
 KILN_COMPARE(eq)
@@ -75,11 +87,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {
 }
 
 Tensor cast(const Tensor& x, DType dtype, Loc loc) {
-  return apply1(OpKind::cast, {x}, {{"dtype", Attr::of_dtype(dtype)}}, loc);
+  return apply1(OpKind::cast, {x}, encode_params(ir::CastParams{dtype}), loc);
 }
 
 static Attrs reduce_attrs(const std::vector<int64_t>& axes, bool keepdims) {
-  return {{"axes", Attr::of_ints(axes)}, {"keepdims", Attr::of_bool(keepdims)}};
+  return encode_params(ir::ReduceParams{axes, keepdims});
 }
 Tensor sum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc loc) {
   return apply1(OpKind::reduce_sum, {x}, reduce_attrs(axes, keepdims), loc);
@@ -94,13 +106,13 @@ Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc
   return apply1(OpKind::reduce_min, {x}, reduce_attrs(axes, keepdims), loc);
 }
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdims, Loc loc) {
-  return apply1(OpKind::argmax, {x}, {{"axis", Attr::of_int(axis)}, {"keepdims", Attr::of_bool(keepdims)}}, loc);
+  return apply1(OpKind::argmax, {x}, encode_params(ir::ArgmaxParams{axis, keepdims}), loc);
 }
 Tensor softmax(const Tensor& x, int64_t axis, Loc loc) {
-  return apply1(OpKind::softmax, {x}, {{"axis", Attr::of_int(axis)}}, loc);
+  return apply1(OpKind::softmax, {x}, encode_params(ir::AxisParams{axis}), loc);
 }
 Tensor log_softmax(const Tensor& x, int64_t axis, Loc loc) {
-  return apply1(OpKind::log_softmax, {x}, {{"axis", Attr::of_int(axis)}}, loc);
+  return apply1(OpKind::log_softmax, {x}, encode_params(ir::AxisParams{axis}), loc);
 }
 
 static std::vector<Tensor> defined_only(std::vector<Tensor> ts) {
@@ -114,19 +126,18 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
   if (!weight.defined() && bias.defined())
     throw Error(ErrorKind::spec, "layer_norm at " + trace::to_source_loc(loc).to_string() +
                                      ": a bias needs a weight (pass Tensor::ones for the weight)");
-  return apply1(OpKind::layer_norm, defined_only({x, weight, bias}),
-                {{"axis", Attr::of_int(axis)}, {"eps", Attr::of_float(eps)}}, loc);
+  return apply1(OpKind::layer_norm, defined_only({x, weight, bias}), encode_params(ir::NormParams{axis, eps}), loc);
 }
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps, int64_t axis, Loc loc) {
-  return apply1(OpKind::rms_norm, defined_only({x, weight}),
-                {{"axis", Attr::of_int(axis)}, {"eps", Attr::of_float(eps)}}, loc);
+  return apply1(OpKind::rms_norm, defined_only({x, weight}), encode_params(ir::NormParams{axis, eps}), loc);
 }
 Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias,
                   double eps, Loc loc) {
   if (weight.defined() != bias.defined())
     throw Error(ErrorKind::spec,
                 "batch_norm at " + trace::to_source_loc(loc).to_string() + ": weight and bias come together");
-  return apply1(OpKind::batch_norm, defined_only({x, mean, var, weight, bias}), {{"eps", Attr::of_float(eps)}}, loc);
+  return apply1(OpKind::batch_norm, defined_only({x, mean, var, weight, bias}), encode_params(ir::BatchNormParams{eps}),
+                loc);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, Loc loc) { return apply1(OpKind::matmul, {a, b}, {}, loc); }
@@ -137,26 +148,24 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Loc loc
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o, Loc loc) {
-  return apply1(OpKind::conv2d, defined_only({x, weight, bias}),
-                {{"stride", Attr::of_ints(o.stride)},
-                 {"padding", Attr::of_ints(o.padding)},
-                 {"dilation", Attr::of_ints(o.dilation)},
-                 {"groups", Attr::of_int(o.groups)}},
-                loc);
+  const std::string op = "kiln.conv2d at " + trace::to_source_loc(loc).to_string();
+  const ir::ConvParams params{option_pair(o.stride, "stride", op), option_pair(o.padding, "padding", op),
+                              option_pair(o.dilation, "dilation", op), o.groups};
+  return apply1(OpKind::conv2d, defined_only({x, weight, bias}), encode_params(params), loc);
 }
 
-static Attrs pool_attrs(const Pool2dOptions& o) {
-  return {{"kernel", Attr::of_ints(o.kernel)},
-          {"stride", Attr::of_ints(o.stride.empty() ? o.kernel : o.stride)},
-          {"padding", Attr::of_ints(o.padding)}};
+static ir::PoolParams pool_window(const Pool2dOptions& o, const std::string& op) {
+  return {option_pair(o.kernel, "kernel", op), option_pair(o.stride.empty() ? o.kernel : o.stride, "stride", op),
+          option_pair(o.padding, "padding", op)};
 }
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& o, Loc loc) {
-  return apply1(OpKind::max_pool2d, {x}, pool_attrs(o), loc);
+  const std::string op = "kiln.max_pool2d at " + trace::to_source_loc(loc).to_string();
+  return apply1(OpKind::max_pool2d, {x}, encode_params(pool_window(o, op)), loc);
 }
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o, Loc loc) {
-  Attrs attrs = pool_attrs(o);
-  attrs.set("count_include_pad", Attr::of_bool(o.count_include_pad));
-  return apply1(OpKind::avg_pool2d, {x}, std::move(attrs), loc);
+  const std::string op = "kiln.avg_pool2d at " + trace::to_source_loc(loc).to_string();
+  return apply1(OpKind::avg_pool2d, {x}, encode_params(ir::AvgPoolParams{pool_window(o, op), o.count_include_pad}),
+                loc);
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape, Loc loc) {
@@ -167,11 +176,11 @@ Tensor reshape(const Tensor& x, const Shape& shape, Loc loc) {
   } catch (const ir::InferError& e) {
     throw Error(ErrorKind::shape, "kiln.reshape at " + trace::to_source_loc(loc).to_string() + ": " + e.what());
   }
-  return apply1(OpKind::reshape, {x}, {{"shape", Attr::of_shape(resolved)}}, loc);
+  return apply1(OpKind::reshape, {x}, encode_params(ir::ShapeParams{resolved}), loc);
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& perm, Loc loc) {
-  return apply1(OpKind::transpose, {x}, {{"perm", Attr::of_ints(perm)}}, loc);
+  return apply1(OpKind::transpose, {x}, encode_params(ir::TransposeParams{perm}), loc);
 }
 
 Tensor transpose(const Tensor& x, int64_t a, int64_t b, Loc loc) {
@@ -190,15 +199,15 @@ Tensor transpose(const Tensor& x, int64_t a, int64_t b, Loc loc) {
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape, Loc loc) {
-  return apply1(OpKind::broadcast_to, {x}, {{"shape", Attr::of_shape(shape)}}, loc);
+  return apply1(OpKind::broadcast_to, {x}, encode_params(ir::ShapeParams{shape}), loc);
 }
 
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis, Loc loc) {
-  return apply1(OpKind::concat, xs, {{"axis", Attr::of_int(axis)}}, loc);
+  return apply1(OpKind::concat, xs, encode_params(ir::AxisParams{axis}), loc);
 }
 
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis, Loc loc) {
-  return trace::apply(OpKind::split, {x}, {{"axis", Attr::of_int(axis)}, {"sizes", Attr::of_ints(sizes)}}, loc);
+  return trace::apply(OpKind::split, {x}, encode_params(ir::SplitParams{axis, sizes}), loc);
 }
 
 Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t step, Loc loc) {
@@ -222,16 +231,14 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t 
   }
   for (size_t i = 0; i < size_t(rank); ++i)
     if (i != a && x.shape()[i].is_static()) ends[i] = x.shape()[i].size();
-  return apply1(OpKind::slice, {x},
-                {{"starts", Attr::of_ints(starts)}, {"ends", Attr::of_ints(ends)}, {"steps", Attr::of_ints(steps)}},
-                loc);
+  return apply1(OpKind::slice, {x}, encode_params(ir::SliceParams{starts, ends, steps}), loc);
 }
 
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc) {
-  return apply1(OpKind::squeeze, {x}, {{"axes", Attr::of_ints(axes)}}, loc);
+  return apply1(OpKind::squeeze, {x}, encode_params(ir::AxesParams{axes}), loc);
 }
 Tensor unsqueeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc) {
-  return apply1(OpKind::unsqueeze, {x}, {{"axes", Attr::of_ints(axes)}}, loc);
+  return apply1(OpKind::unsqueeze, {x}, encode_params(ir::AxesParams{axes}), loc);
 }
 
 Tensor flatten(const Tensor& x, int64_t start_axis, Loc loc) {
@@ -246,17 +253,17 @@ Tensor flatten(const Tensor& x, int64_t start_axis, Loc loc) {
 }
 
 Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis, Loc loc) {
-  return apply1(OpKind::gather, {data, indices}, {{"axis", Attr::of_int(axis)}}, loc);
+  return apply1(OpKind::gather, {data, indices}, encode_params(ir::AxisParams{axis}), loc);
 }
 
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value, Loc loc) {
-  return apply1(OpKind::pad, {x}, {{"pads", Attr::of_ints(pads)}, {"value", Attr::of_float(value)}}, loc);
+  return apply1(OpKind::pad, {x}, encode_params(ir::PadParams{pads, value}), loc);
 }
 
 Tensor constant(const Tensor& value, Loc loc) {
   if (!value.is_concrete()) return value;
   if (!trace::current_builder()) return value;
-  return apply1(OpKind::constant, {}, {{"value", Attr::of_tensor(value)}}, loc);
+  return apply1(OpKind::constant, {}, encode_params(ir::ConstantParams{value}), loc);
 }
 
 Tensor constant_external(const std::string& name, const TensorLayout& layout, Loc loc) {
@@ -271,22 +278,15 @@ Tensor constant_external(const std::string& name, const TensorLayout& layout, Lo
       throw Error(ErrorKind::weight, "constant_external('" + name + "') at " + where.to_string() +
                                          ": weights need static dims, got " + shape_to_string(layout.shape));
   ir::ValueType type{layout.dtype, layout.shape, false};
-  return builder->add_op(OpKind::constant_external, {}, {type}, {{"name", Attr::of_string(name)}}, where).at(0);
+  return builder->add_op(OpKind::constant_external, {}, {type}, encode_params(ir::ExternalParams{name}), where).at(0);
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, Loc loc) {
-  return apply1(OpKind::full, {},
-                {{"shape", Attr::of_shape(shape)}, {"value", Attr::of_float(value)}, {"dtype", Attr::of_dtype(dtype)}},
-                loc);
+  return apply1(OpKind::full, {}, encode_params(ir::FullParams{shape, value, dtype}), loc);
 }
 
 Tensor arange(double start, double stop, double step, DType dtype, Loc loc) {
-  return apply1(OpKind::arange, {},
-                {{"start", Attr::of_float(start)},
-                 {"stop", Attr::of_float(stop)},
-                 {"step", Attr::of_float(step)},
-                 {"dtype", Attr::of_dtype(dtype)}},
-                loc);
+  return apply1(OpKind::arange, {}, encode_params(ir::ArangeParams{start, stop, step, dtype}), loc);
 }
 
 void buffer_store(const Tensor& buffer, const Tensor& value, Loc loc) {
@@ -299,7 +299,7 @@ void buffer_store(const Tensor& buffer, const Tensor& value, Loc loc) {
 
 std::vector<Tensor> custom(const std::string& name, const std::vector<Tensor>& inputs,
                            const std::map<std::string, CustomAttr>& attrs, Loc loc) {
-  Attrs op_attrs{{"op", Attr::of_string(name)}};
+  Attrs op_attrs = encode_params(ir::CustomParams{name});
   for (const auto& [key, value] : attrs) {
     if (key == "op")
       throw Error(ErrorKind::spec, "custom op '" + name + "' at " + trace::to_source_loc(loc).to_string() +

@@ -102,7 +102,7 @@ std::vector<Tensor> emit_call(const std::string& function, const std::vector<Ten
     types.back().is_buffer = false;
   }
   auto results = ir::infer_call(caller.module().module(), function, types, loc);
-  return caller.add_op(ir::OpKind::call, ids, results, {{"callee", ir::Attr::of_string(function)}}, loc);
+  return caller.add_op(ir::OpKind::call, ids, results, ir::encode_params(ir::CallParams{function}), loc);
 }
 
 } // namespace kiln::detail

@@ -11,9 +11,9 @@ namespace {
 bool is_splat(const FunctionRebuilder& rebuilder, ValueId v, double value, DType dtype) {
   const Op* def = rebuilder.defining_op(v);
   if (!def || rebuilder.target().type_of(v).dtype != dtype) return false;
-  if (def->kind == OpKind::full) return def->attrs.get_float("value") == value;
+  if (def->kind == OpKind::full) return params_of<FullParams>(*def).value == value;
   if (def->kind != OpKind::constant) return false;
-  const Tensor& t = def->attrs.get_tensor("value");
+  const Tensor& t = params_of<ConstantParams>(*def).value;
   for (int64_t i = 0; i < t.numel(); ++i)
     if (t.item_as_double(i) != value) return false;
   return true;
@@ -25,37 +25,23 @@ std::optional<ValueId> neutral_operand(const FunctionRebuilder& rebuilder, OpKin
   ValueId a = operands[0], b = operands[1];
   DType dtype = rebuilder.target().type_of(a).dtype;
   auto splat = [&](ValueId v, double value) { return is_splat(rebuilder, v, value, dtype); };
-  switch (kind) {
-  case OpKind::mul:
-    if (splat(b, 1.0)) return a;
-    if (splat(a, 1.0)) return b;
-    return std::nullopt;
-  case OpKind::add:
-    if (splat(b, 0.0)) return a;
-    if (splat(a, 0.0)) return b;
-    return std::nullopt;
-  case OpKind::sub: return splat(b, 0.0) ? std::optional(a) : std::nullopt;
-  case OpKind::div: return splat(b, 1.0) ? std::optional(a) : std::nullopt;
-  default: return std::nullopt;
-  }
+  // x * 1, 1 * x, x + 0, 0 + x, x - 0, x / 1.
+  const bool commutes = kind == OpKind::mul || kind == OpKind::add;
+  const double neutral = kind == OpKind::mul || kind == OpKind::div ? 1.0 : 0.0;
+  if (splat(b, neutral)) return a;
+  if (commutes && splat(a, neutral)) return b;
+  return std::nullopt;
 }
 
-bool is_identity_perm(const Attr::Ints& perm) {
+bool is_identity_perm(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != int64_t(i)) return false;
   return true;
 }
 
-Attr::Ints normalized_perm(const Attr::Ints& perm) {
-  Attr::Ints out;
-  for (int64_t p : perm)
-    out.push_back(p < 0 ? p + int64_t(perm.size()) : p);
-  return out;
-}
-
 // transpose(transpose(x, inner), outer): output axis i reads x's axis inner[outer[i]].
-Attr::Ints compose_perms(const Attr::Ints& inner, const Attr::Ints& outer) {
-  Attr::Ints composed;
+std::vector<int64_t> compose_perms(const std::vector<int64_t>& inner, const std::vector<int64_t>& outer) {
+  std::vector<int64_t> composed;
   for (int64_t axis : outer)
     composed.push_back(inner.at(size_t(axis)));
   return composed;
@@ -67,24 +53,20 @@ std::optional<ValueId> forwarded_value(const FunctionRebuilder& rebuilder, const
   if (op.results.size() != 1 || operands.empty()) return std::nullopt;
   ValueId x = operands[0];
   const Op* def = rebuilder.defining_op(x);
-  switch (op.kind) {
-  case OpKind::mul:
-  case OpKind::add:
-  case OpKind::sub:
-  case OpKind::div: return neutral_operand(rebuilder, op.kind, operands);
-  case OpKind::reshape:
-  case OpKind::cast: return x; // kept only when the types agree
-  case OpKind::transpose:
-    return is_identity_perm(normalized_perm(op.attrs.get_ints("perm"))) ? std::optional(x) : std::nullopt;
-  case OpKind::neg: return def && def->kind == OpKind::neg ? std::optional(def->operands[0]) : std::nullopt;
-  default: return std::nullopt;
-  }
+  const OpKind k = op.kind;
+  if (k == OpKind::mul || k == OpKind::add || k == OpKind::sub || k == OpKind::div)
+    return neutral_operand(rebuilder, k, operands);
+  if (k == OpKind::reshape || k == OpKind::cast) return x; // kept only when the types agree
+  if (k == OpKind::transpose)
+    return is_identity_perm(params_of<TransposeParams>(op).perm) ? std::optional(x) : std::nullopt;
+  if (k == OpKind::neg && def && def->kind == OpKind::neg) return def->operands[0];
+  return std::nullopt;
 }
 
 struct Rewrite {
   OpKind kind;
   ValueId operand;
-  Attrs attrs;
+  OpParams params;
 };
 
 // One op that replaces a chain of two (the inner one stays for whatever else uses it).
@@ -93,11 +75,10 @@ std::optional<Rewrite> collapsed_chain(const FunctionRebuilder& rebuilder, const
   if (operands.size() != 1) return std::nullopt;
   const Op* def = rebuilder.defining_op(operands[0]);
   if (!def || def->kind != op.kind) return std::nullopt;
-  if (op.kind == OpKind::reshape) return Rewrite{OpKind::reshape, def->operands[0], op.attrs};
+  if (op.kind == OpKind::reshape) return Rewrite{OpKind::reshape, def->operands[0], op.params};
   if (op.kind != OpKind::transpose) return std::nullopt;
-  Attr::Ints perm =
-      compose_perms(normalized_perm(def->attrs.get_ints("perm")), normalized_perm(op.attrs.get_ints("perm")));
-  return Rewrite{OpKind::transpose, def->operands[0], {{"perm", Attr::of_ints(std::move(perm))}}};
+  std::vector<int64_t> perm = compose_perms(params_of<TransposeParams>(*def).perm, params_of<TransposeParams>(op).perm);
+  return Rewrite{OpKind::transpose, def->operands[0], TransposeParams{std::move(perm)}};
 }
 
 // Whether the op table gives `rewrite` exactly the type the replaced op had.
@@ -105,7 +86,7 @@ bool keeps_type(const FunctionRebuilder& rebuilder, const Rewrite& rewrite, cons
                 const SourceLoc& loc) {
   std::vector<ValueType> in{rebuilder.target().type_of(rewrite.operand)};
   try {
-    std::vector<ValueType> out = infer_op(rewrite.kind, in, rewrite.attrs, loc);
+    std::vector<ValueType> out = infer_op(rewrite.kind, in, encode_params(rewrite.params), loc);
     return out.size() == 1 && out[0] == expected;
   } catch (const Error&) {
     return false;
@@ -115,7 +96,7 @@ bool keeps_type(const FunctionRebuilder& rebuilder, const Rewrite& rewrite, cons
 // A collapsed chain that does nothing: a reshape back to the operand's type, an identity perm.
 bool is_noop(const FunctionRebuilder& rebuilder, const Rewrite& rewrite, const ValueType& expected) {
   if (!(rebuilder.target().type_of(rewrite.operand) == expected)) return false;
-  return rewrite.kind == OpKind::reshape || is_identity_perm(rewrite.attrs.get_ints("perm"));
+  return rewrite.kind == OpKind::reshape || is_identity_perm(std::get<TransposeParams>(rewrite.params).perm);
 }
 
 bool try_forward(FunctionRebuilder& rebuilder, const Op& op, const std::vector<ValueId>& operands) {
@@ -134,7 +115,7 @@ bool try_collapse(FunctionRebuilder& rebuilder, const Op& op, const std::vector<
     rebuilder.map(op.results[0], chain->operand);
     return true;
   }
-  OpId id = rebuilder.emit(chain->kind, {chain->operand}, {type}, std::move(chain->attrs), op.loc);
+  OpId id = rebuilder.emit(chain->kind, {chain->operand}, {type}, encode_params(chain->params), op.loc);
   rebuilder.map(op.results[0], rebuilder.target().ops[id].results[0]);
   return true;
 }

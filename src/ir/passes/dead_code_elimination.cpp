@@ -37,7 +37,7 @@ std::set<std::string> reachable_functions(const Module& module) {
     if (!reached.insert(fn->name).second) continue;
     for (const Op& op : fn->ops) {
       if (op.kind != OpKind::call) continue;
-      if (const Function* callee = module.find(op.attrs.get_string("callee"))) pending.push_back(callee);
+      if (const Function* callee = module.find(params_of<CallParams>(op).callee)) pending.push_back(callee);
     }
   }
   return reached;

@@ -1,4 +1,5 @@
 #include "ir/passes/fold_constants.hpp"
+#include "ir/ops.hpp"
 #include "ir/passes/function_rebuilder.hpp"
 #include "runtime/eager.hpp"
 #include <optional>
@@ -6,17 +7,6 @@
 namespace kiln::ir {
 
 namespace {
-
-bool is_foldable_kind(OpKind kind) {
-  switch (kind) {
-  case OpKind::constant:          // already folded
-  case OpKind::constant_external: // a weight: its data is bound later
-  case OpKind::buffer_store:
-  case OpKind::call:
-  case OpKind::custom: return false;
-  default: return true;
-  }
-}
 
 bool results_small_and_static(const Function& fn, const Op& op) {
   for (ValueId r : op.results) {
@@ -33,7 +23,7 @@ std::optional<std::vector<Tensor>> constant_operands(const FunctionRebuilder& re
   for (ValueId v : operands) {
     const Op* def = rebuilder.defining_op(v);
     if (!def || def->kind != OpKind::constant) return std::nullopt;
-    tensors.push_back(def->attrs.get_tensor("value"));
+    tensors.push_back(params_of<ConstantParams>(*def).value);
   }
   return tensors;
 }
@@ -58,7 +48,7 @@ std::optional<std::vector<Tensor>> evaluate(const Op& op, const std::vector<Tens
 
 // Emits one constant per result of `op`, or returns false when the op cannot be folded.
 bool try_fold(FunctionRebuilder& rebuilder, const Op& op) {
-  if (!is_foldable_kind(op.kind) || !results_small_and_static(rebuilder.source(), op)) return false;
+  if (has_trait(op.kind, kNeverFolded) || !results_small_and_static(rebuilder.source(), op)) return false;
   std::optional<std::vector<Tensor>> inputs = constant_operands(rebuilder, rebuilder.mapped_operands(op));
   if (!inputs) return false;
   std::vector<ValueType> types = result_types(rebuilder.source(), op);

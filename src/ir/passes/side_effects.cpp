@@ -1,4 +1,5 @@
 #include "ir/passes/side_effects.hpp"
+#include "ir/ops.hpp"
 #include <set>
 
 namespace kiln::ir {
@@ -23,12 +24,9 @@ bool function_has_effects(const Module& module, const std::string& name, std::se
 }
 
 bool op_has_effects(const Op& op, const Module* module, std::set<std::string>& visiting) {
-  switch (op.kind) {
-  case OpKind::buffer_store:
-  case OpKind::custom: return true;
-  case OpKind::call: return !module || function_has_effects(*module, op.attrs.get_string("callee"), visiting);
-  default: return false;
-  }
+  if (has_trait(op.kind, kSideEffects)) return true;
+  if (op.kind != OpKind::call) return false;
+  return !module || function_has_effects(*module, params_of<CallParams>(op).callee, visiting);
 }
 
 } // namespace

@@ -643,13 +643,18 @@ void Parser::verify_op(const Token& at, OpKind kind, const std::vector<WrittenTy
               : info.max_operands == info.min_operands ? ""
                                                        : " to " + std::to_string(info.max_operands)) +
              " operands");
-  if (std::optional<std::string> missing = missing_attr(kind, attrs))
-    fail(at, op_name + " with " + *missing, "the attributes " + op_name + " requires");
-  // A custom op of a loaded extension is checked against its shape function; others stay opaque.
-  if (!info.infer && !(kind == OpKind::custom && custom_op_is_registered(attrs))) return;
   std::vector<ValueType> operands;
   for (const WrittenType& written : operand_types)
     operands.push_back(written.type);
+  try {
+    decode_params(kind, attrs, operands);
+  } catch (const AttrError& error) {
+    fail(at, op_name + " with " + error.what(), "the attributes " + op_name + " requires");
+  } catch (const InferError&) {
+    // An axis the operands do not have: reported below by inference, with the op's place.
+  }
+  // A custom op of a loaded extension is checked against its shape function; others stay opaque.
+  if (!info.infer && !(kind == OpKind::custom && custom_op_is_registered(attrs))) return;
   std::vector<ValueType> inferred;
   try {
     inferred = infer_op(kind, operands, attrs, loc);

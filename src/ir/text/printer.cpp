@@ -204,7 +204,7 @@ std::string FunctionPrinter::op_text(const Op& op) const {
   }
   bool is_call = op.kind == OpKind::call;
   if (is_call) {
-    out += "func.call " + symbol(op.attrs.get_string("callee")) + "(" + operand_list(op.operands) + ")";
+    out += "func.call " + symbol(params_of<CallParams>(op).callee) + "(" + operand_list(op.operands) + ")";
   } else {
     out += "\"kiln." + std::string(op_info(op.kind).name) + "\"(" + operand_list(op.operands) + ")";
   }

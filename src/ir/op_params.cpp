@@ -1,0 +1,262 @@
+#include "ir/op_params.hpp"
+#include "ir/ops.hpp"
+#include <algorithm>
+#include <cstring>
+
+namespace kiln::ir {
+
+bool operator==(const ConstantParams& a, const ConstantParams& b) {
+  return attr_equal(Attr::of_tensor(a.value), Attr::of_tensor(b.value));
+}
+
+namespace {
+
+// Reads one attribute of type T; `kind` names the type in messages ("f64", "array<i64>").
+template <class T> const T& required(const Attrs& attrs, const std::string& name, const char* kind) {
+  const Attr* attr = attrs.find(name);
+  if (!attr) throw AttrError("missing attribute '" + name + "' (" + kind + ")");
+  const T* value = std::get_if<T>(&attr->value);
+  if (!value) throw AttrError("attribute '" + name + "' must be " + kind);
+  return *value;
+}
+template <class T> T optional(const Attrs& attrs, const std::string& name, const char* kind, T fallback) {
+  return attrs.has(name) ? required<T>(attrs, name, kind) : fallback;
+}
+
+bool get_bool(const Attrs& a, const std::string& n) { return required<bool>(a, n, "bool"); }
+int64_t get_int(const Attrs& a, const std::string& n) { return required<int64_t>(a, n, "i64"); }
+double get_float(const Attrs& a, const std::string& n) { return required<double>(a, n, "f64"); }
+const std::string& get_string(const Attrs& a, const std::string& n) { return required<std::string>(a, n, "string"); }
+const Attr::Ints& get_ints(const Attrs& a, const std::string& n) { return required<Attr::Ints>(a, n, "array<i64>"); }
+const Shape& get_shape(const Attrs& a, const std::string& n) { return required<Shape>(a, n, "shape"); }
+DType get_dtype(const Attrs& a, const std::string& n) { return required<DType>(a, n, "dtype"); }
+
+Pair get_pair(const Attrs& attrs, const std::string& name) {
+  const Attr::Ints& values = get_ints(attrs, name);
+  if (values.size() != 2) throw AttrError(name + " needs 2 values, got " + std::to_string(values.size()));
+  return {values[0], values[1]};
+}
+
+int64_t operand_rank(std::span<const ValueType> operands) {
+  if (operands.empty()) throw InferError("needs an operand");
+  return operands[0].rank();
+}
+
+GeluParams decode_gelu(const Attrs& attrs) {
+  const std::string& name = get_string(attrs, "approximate");
+  if (std::optional<GeluForm> form = gelu_form_from_name(name)) return {*form};
+  throw AttrError("gelu approximate must be \"none\" or \"tanh\", got \"" + name + "\"");
+}
+
+constexpr const char* kPredicateNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+
+CompareParams decode_compare(const Attrs& attrs) {
+  const std::string& name = get_string(attrs, "predicate");
+  for (size_t i = 0; i < std::size(kPredicateNames); ++i)
+    if (name == kPredicateNames[i]) return {ComparePredicate(i)};
+  throw AttrError("unknown compare predicate \"" + name + "\"");
+}
+
+ReduceParams decode_reduce(const Attrs& attrs, int64_t rank) {
+  const Attr::Ints& written = get_ints(attrs, "axes");
+  std::vector<bool> reduced(size_t(rank), written.empty());
+  for (int64_t axis : written) {
+    const int64_t n = normalize_axis(axis, rank);
+    if (reduced[size_t(n)]) throw InferError("axis " + std::to_string(axis) + " is repeated");
+    reduced[size_t(n)] = true;
+  }
+  ReduceParams params{{}, get_bool(attrs, "keepdims")};
+  for (int64_t i = 0; i < rank; ++i)
+    if (reduced[size_t(i)]) params.axes.push_back(i);
+  return params;
+}
+
+TransposeParams decode_transpose(const Attrs& attrs, int64_t rank) {
+  const Attr::Ints& perm = get_ints(attrs, "perm");
+  if (int64_t(perm.size()) != rank)
+    throw InferError("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+  TransposeParams params;
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    const int64_t axis = normalize_axis(p, rank);
+    if (seen[size_t(axis)]) throw InferError("perm repeats axis " + std::to_string(axis));
+    seen[size_t(axis)] = true;
+    params.perm.push_back(axis);
+  }
+  return params;
+}
+
+// squeeze's axes are of the operand, unsqueeze's of the result (rank + number of axes).
+AxesParams decode_axes(const Attrs& attrs, int64_t rank, bool of_result) {
+  const Attr::Ints& written = get_ints(attrs, "axes");
+  if (of_result) rank += int64_t(written.size());
+  AxesParams params;
+  std::vector<bool> seen(size_t(rank), false);
+  for (int64_t axis : written) {
+    const int64_t n = normalize_axis(axis, rank);
+    if (seen[size_t(n)]) throw InferError("axis " + std::to_string(axis) + " is repeated");
+    seen[size_t(n)] = true;
+    params.axes.push_back(n);
+  }
+  std::sort(params.axes.begin(), params.axes.end());
+  return params;
+}
+
+PoolParams decode_pool(const Attrs& attrs) {
+  return {get_pair(attrs, "kernel"), get_pair(attrs, "stride"), get_pair(attrs, "padding")};
+}
+
+} // namespace
+
+std::optional<GeluForm> gelu_form_from_name(const std::string& name) {
+  if (name == "none") return GeluForm::exact;
+  if (name == "tanh") return GeluForm::tanh;
+  return std::nullopt;
+}
+
+OpParams decode_params(OpKind kind, const Attrs& attrs, std::span<const ValueType> operands) {
+  using K = OpKind;
+  switch (kind) {
+  case K::neg:
+  case K::abs:
+  case K::exp:
+  case K::log:
+  case K::sqrt:
+  case K::rsqrt:
+  case K::tanh:
+  case K::sigmoid:
+  case K::relu:
+  case K::silu:
+  case K::erf:
+  case K::sin:
+  case K::cos:
+  case K::add:
+  case K::sub:
+  case K::mul:
+  case K::div:
+  case K::pow:
+  case K::maximum:
+  case K::minimum:
+  case K::where:
+  case K::matmul:
+  case K::buffer_store: return NoParams{};
+  case K::gelu: return decode_gelu(attrs);
+  case K::compare: return decode_compare(attrs);
+  case K::cast: return CastParams{get_dtype(attrs, "dtype")};
+  case K::reduce_sum:
+  case K::reduce_mean:
+  case K::reduce_max:
+  case K::reduce_min: return decode_reduce(attrs, operand_rank(operands));
+  case K::argmax:
+    return ArgmaxParams{normalize_axis(get_int(attrs, "axis"), operand_rank(operands)), get_bool(attrs, "keepdims")};
+  case K::softmax:
+  case K::log_softmax:
+  case K::concat:
+  case K::gather: return AxisParams{normalize_axis(get_int(attrs, "axis"), operand_rank(operands))};
+  case K::layer_norm:
+  case K::rms_norm:
+    return NormParams{normalize_axis(get_int(attrs, "axis"), operand_rank(operands)),
+                      optional<double>(attrs, "eps", "f64", 1e-5)};
+  case K::batch_norm: return BatchNormParams{optional<double>(attrs, "eps", "f64", 1e-5)};
+  case K::conv2d:
+    return ConvParams{get_pair(attrs, "stride"), get_pair(attrs, "padding"), get_pair(attrs, "dilation"),
+                      get_int(attrs, "groups")};
+  case K::max_pool2d: return decode_pool(attrs);
+  case K::avg_pool2d: return AvgPoolParams{decode_pool(attrs), get_bool(attrs, "count_include_pad")};
+  case K::reshape:
+  case K::broadcast_to: return ShapeParams{get_shape(attrs, "shape")};
+  case K::transpose: return decode_transpose(attrs, operand_rank(operands));
+  case K::split:
+    return SplitParams{normalize_axis(get_int(attrs, "axis"), operand_rank(operands)), get_ints(attrs, "sizes")};
+  case K::slice: return SliceParams{get_ints(attrs, "starts"), get_ints(attrs, "ends"), get_ints(attrs, "steps")};
+  case K::squeeze: return decode_axes(attrs, operand_rank(operands), false);
+  case K::unsqueeze: return decode_axes(attrs, operand_rank(operands), true);
+  case K::pad: return PadParams{get_ints(attrs, "pads"), get_float(attrs, "value")};
+  case K::constant: return ConstantParams{required<Tensor>(attrs, "value", "dense tensor")};
+  case K::constant_external: return ExternalParams{get_string(attrs, "name")};
+  case K::full: return FullParams{get_shape(attrs, "shape"), get_float(attrs, "value"), get_dtype(attrs, "dtype")};
+  case K::arange:
+    return ArangeParams{get_float(attrs, "start"), get_float(attrs, "stop"), get_float(attrs, "step"),
+                        get_dtype(attrs, "dtype")};
+  case K::call: return CallParams{get_string(attrs, "callee")};
+  case K::custom: return CustomParams{get_string(attrs, "op")};
+  }
+  throw AttrError("unknown op kind");
+}
+
+namespace {
+
+Attr ints(const std::vector<int64_t>& v) { return Attr::of_ints(v); }
+Attr pair(const Pair& p) { return Attr::of_ints({p[0], p[1]}); }
+
+struct Encoder {
+  Attrs operator()(const NoParams&) const { return {}; }
+  Attrs operator()(const GeluParams& p) const {
+    return {{"approximate", Attr::of_string(p.form == GeluForm::tanh ? "tanh" : "none")}};
+  }
+  Attrs operator()(const CompareParams& p) const {
+    return {{"predicate", Attr::of_string(kPredicateNames[size_t(p.predicate)])}};
+  }
+  Attrs operator()(const CastParams& p) const { return {{"dtype", Attr::of_dtype(p.dtype)}}; }
+  Attrs operator()(const ReduceParams& p) const {
+    return {{"axes", ints(p.axes)}, {"keepdims", Attr::of_bool(p.keepdims)}};
+  }
+  Attrs operator()(const ArgmaxParams& p) const {
+    return {{"axis", Attr::of_int(p.axis)}, {"keepdims", Attr::of_bool(p.keepdims)}};
+  }
+  Attrs operator()(const AxisParams& p) const { return {{"axis", Attr::of_int(p.axis)}}; }
+  Attrs operator()(const NormParams& p) const {
+    return {{"axis", Attr::of_int(p.axis)}, {"eps", Attr::of_float(p.eps)}};
+  }
+  Attrs operator()(const BatchNormParams& p) const { return {{"eps", Attr::of_float(p.eps)}}; }
+  Attrs operator()(const ConvParams& p) const {
+    return {{"stride", pair(p.stride)},
+            {"padding", pair(p.padding)},
+            {"dilation", pair(p.dilation)},
+            {"groups", Attr::of_int(p.groups)}};
+  }
+  Attrs operator()(const PoolParams& p) const {
+    return {{"kernel", pair(p.kernel)}, {"stride", pair(p.stride)}, {"padding", pair(p.padding)}};
+  }
+  Attrs operator()(const AvgPoolParams& p) const {
+    Attrs attrs = (*this)(p.window);
+    attrs.set("count_include_pad", Attr::of_bool(p.count_include_pad));
+    return attrs;
+  }
+  Attrs operator()(const ShapeParams& p) const { return {{"shape", Attr::of_shape(p.shape)}}; }
+  Attrs operator()(const TransposeParams& p) const { return {{"perm", ints(p.perm)}}; }
+  Attrs operator()(const SplitParams& p) const { return {{"axis", Attr::of_int(p.axis)}, {"sizes", ints(p.sizes)}}; }
+  Attrs operator()(const SliceParams& p) const {
+    return {{"starts", ints(p.starts)}, {"ends", ints(p.ends)}, {"steps", ints(p.steps)}};
+  }
+  Attrs operator()(const AxesParams& p) const { return {{"axes", ints(p.axes)}}; }
+  Attrs operator()(const PadParams& p) const { return {{"pads", ints(p.pads)}, {"value", Attr::of_float(p.value)}}; }
+  Attrs operator()(const ConstantParams& p) const { return {{"value", Attr::of_tensor(p.value)}}; }
+  Attrs operator()(const ExternalParams& p) const { return {{"name", Attr::of_string(p.name)}}; }
+  Attrs operator()(const FullParams& p) const {
+    return {{"shape", Attr::of_shape(p.shape)}, {"value", Attr::of_float(p.value)}, {"dtype", Attr::of_dtype(p.dtype)}};
+  }
+  Attrs operator()(const ArangeParams& p) const {
+    return {{"start", Attr::of_float(p.start)},
+            {"stop", Attr::of_float(p.stop)},
+            {"step", Attr::of_float(p.step)},
+            {"dtype", Attr::of_dtype(p.dtype)}};
+  }
+  Attrs operator()(const CallParams& p) const { return {{"callee", Attr::of_string(p.callee)}}; }
+  Attrs operator()(const CustomParams& p) const { return {{"op", Attr::of_string(p.op)}}; }
+  Attrs operator()(const InvalidParams& p) const {
+    throw Error(ErrorKind::internal, "cannot encode invalid op parameters: " + p.reason);
+  }
+};
+
+} // namespace
+
+int64_t normalize_axis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    throw InferError("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+Attrs encode_params(const OpParams& params) { return std::visit(Encoder{}, params); }
+
+} // namespace kiln::ir

@@ -1,0 +1,190 @@
+#pragma once
+#include "ir/attr.hpp"
+#include "ir/op_kind.hpp"
+#include <array>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kiln::ir {
+
+struct ValueType;
+
+// The typed parameters of each op kind, decoded from its attributes once, when the op is built or
+// parsed. Kernels, lowerings, shape inference and passes read these; attribute names appear only
+// in op_params.cpp (decode and encode), so the printer and every tier agree on them.
+//
+// Axes are normalised against the operand ranks when decoded (0 <= axis < rank), so no reader
+// handles negative axes.
+
+struct NoParams {
+  friend bool operator==(const NoParams&, const NoParams&) = default;
+};
+
+enum class GeluForm : uint8_t { exact, tanh }; // approximate = "none" | "tanh"
+struct GeluParams {
+  GeluForm form = GeluForm::exact;
+  friend bool operator==(const GeluParams&, const GeluParams&) = default;
+};
+
+enum class ComparePredicate : uint8_t { eq, ne, lt, le, gt, ge };
+struct CompareParams {
+  ComparePredicate predicate = ComparePredicate::eq;
+  friend bool operator==(const CompareParams&, const CompareParams&) = default;
+};
+
+struct CastParams {
+  DType dtype = DType::f32;
+  friend bool operator==(const CastParams&, const CastParams&) = default;
+};
+
+// reduce_sum/mean/max/min. `axes` is sorted, without repeats; an empty attribute means every axis.
+struct ReduceParams {
+  std::vector<int64_t> axes;
+  bool keepdims = false;
+  friend bool operator==(const ReduceParams&, const ReduceParams&) = default;
+};
+
+struct ArgmaxParams {
+  int64_t axis = 0;
+  bool keepdims = false;
+  friend bool operator==(const ArgmaxParams&, const ArgmaxParams&) = default;
+};
+
+// softmax, log_softmax, concat, gather.
+struct AxisParams {
+  int64_t axis = 0;
+  friend bool operator==(const AxisParams&, const AxisParams&) = default;
+};
+
+// layer_norm and rms_norm: the dims from `axis` on are normalised.
+struct NormParams {
+  int64_t axis = 0;
+  double eps = 1e-5;
+  friend bool operator==(const NormParams&, const NormParams&) = default;
+};
+
+struct BatchNormParams {
+  double eps = 1e-5;
+  friend bool operator==(const BatchNormParams&, const BatchNormParams&) = default;
+};
+
+using Pair = std::array<int64_t, 2>; // [height, width]
+
+struct ConvParams {
+  Pair stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+  friend bool operator==(const ConvParams&, const ConvParams&) = default;
+};
+
+struct PoolParams {
+  Pair kernel{1, 1}, stride{1, 1}, padding{0, 0};
+  friend bool operator==(const PoolParams&, const PoolParams&) = default;
+};
+
+struct AvgPoolParams {
+  PoolParams window;
+  bool count_include_pad = true;
+  friend bool operator==(const AvgPoolParams&, const AvgPoolParams&) = default;
+};
+
+// reshape and broadcast_to: the full target shape.
+struct ShapeParams {
+  Shape shape;
+  friend bool operator==(const ShapeParams&, const ShapeParams&) = default;
+};
+
+struct TransposeParams {
+  std::vector<int64_t> perm;
+  friend bool operator==(const TransposeParams&, const TransposeParams&) = default;
+};
+
+struct SplitParams {
+  int64_t axis = 0;
+  std::vector<int64_t> sizes;
+  friend bool operator==(const SplitParams&, const SplitParams&) = default;
+};
+
+struct SliceParams {
+  std::vector<int64_t> starts, ends, steps;
+  friend bool operator==(const SliceParams&, const SliceParams&) = default;
+};
+
+// squeeze (axes of the operand) and unsqueeze (axes of the result).
+struct AxesParams {
+  std::vector<int64_t> axes;
+  friend bool operator==(const AxesParams&, const AxesParams&) = default;
+};
+
+struct PadParams {
+  std::vector<int64_t> pads; // [lo0, hi0, lo1, hi1, ...]
+  double value = 0.0;
+  friend bool operator==(const PadParams&, const PadParams&) = default;
+};
+
+struct ConstantParams {
+  Tensor value;
+  friend bool operator==(const ConstantParams& a, const ConstantParams& b);
+};
+
+struct ExternalParams {
+  std::string name;
+  friend bool operator==(const ExternalParams&, const ExternalParams&) = default;
+};
+
+struct FullParams {
+  Shape shape;
+  double value = 0.0;
+  DType dtype = DType::f32;
+  friend bool operator==(const FullParams&, const FullParams&) = default;
+};
+
+struct ArangeParams {
+  double start = 0.0, stop = 0.0, step = 1.0;
+  DType dtype = DType::f32;
+  friend bool operator==(const ArangeParams&, const ArangeParams&) = default;
+};
+
+struct CallParams {
+  std::string callee;
+  friend bool operator==(const CallParams&, const CallParams&) = default;
+};
+
+// An extension op: its name; the extension reads its other attributes itself.
+struct CustomParams {
+  std::string op;
+  friend bool operator==(const CustomParams&, const CustomParams&) = default;
+};
+
+// What a hand-built op whose attributes do not decode holds, so that verify_module can report it
+// (the parser and the tracer refuse such ops before they are built).
+struct InvalidParams {
+  std::string reason;
+  ErrorKind kind = ErrorKind::spec; // spec: bad attributes; shape: an axis the operands lack
+  friend bool operator==(const InvalidParams&, const InvalidParams&) = default;
+};
+
+using OpParams = std::variant<NoParams, GeluParams, CompareParams, CastParams, ReduceParams, ArgmaxParams, AxisParams,
+                              NormParams, BatchNormParams, ConvParams, PoolParams, AvgPoolParams, ShapeParams,
+                              TransposeParams, SplitParams, SliceParams, AxesParams, PadParams, ConstantParams,
+                              ExternalParams, FullParams, ArangeParams, CallParams, CustomParams, InvalidParams>;
+
+// A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
+// range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
+// operands do not fit them.
+struct AttrError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// "none" -> exact, "tanh" -> tanh (PyTorch's `approximate`), nullopt otherwise.
+std::optional<GeluForm> gelu_form_from_name(const std::string& name);
+
+// Decodes and checks `attrs` for an op of `kind` over operands of `operand_types`.
+OpParams decode_params(OpKind kind, const Attrs& attrs, std::span<const ValueType> operand_types);
+// The attributes that decode to `params` (the printer's form of the op).
+Attrs encode_params(const OpParams& params);
+
+} // namespace kiln::ir
