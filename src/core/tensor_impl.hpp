@@ -1,5 +1,5 @@
 #pragma once
-#include "ir/graph.hpp"
+#include <cstdint>
 #include <kiln/tensor.hpp>
 #include <memory>
 
@@ -14,9 +14,10 @@ struct TensorImpl {
   // Concrete tensors: storage owner and the first element (64-byte aligned unless wrapped).
   std::shared_ptr<void> storage;
   void* data = nullptr;
-  // Symbolic tensors: the graph under construction and the value id in it.
+  // Symbolic tensors: the graph under construction and the value id in it (an ir::ValueId, kept as
+  // a plain integer so that core does not depend on the IR; trace/builder.hpp checks they agree).
   std::shared_ptr<trace::FunctionBuilder> builder;
-  ir::ValueId value = 0;
+  uint32_t value = 0;
 };
 
 // Allocates a 64-byte aligned block (at least one byte, zero-initialised when asked).

@@ -6,8 +6,13 @@
 #include <map>
 #include <memory>
 #include <source_location>
+#include <type_traits>
 
 namespace kiln::trace {
+
+// A symbolic tensor names its value by a plain integer (core does not include the IR); this is the
+// one place that relies on it being an ir::ValueId.
+static_assert(std::is_same_v<decltype(detail::TensorImpl::value), ir::ValueId>);
 
 class ModuleBuilder;
 
