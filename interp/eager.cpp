@@ -1,7 +1,7 @@
-#include "runtime/eager.hpp"
 #include "interp/extension_runner.hpp"
 #include "interp/kernel.hpp"
 #include "interp/kernels/kernel_support.hpp"
+#include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 
 namespace kiln::interp {
@@ -56,8 +56,8 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
   return outputs;
 }
 
-struct EagerExecutorInstaller {
-  EagerExecutorInstaller() { runtime::set_eager_executor(&run_eager_op); }
+struct EagerEvaluatorInstaller {
+  EagerEvaluatorInstaller() { ir::set_eager_evaluator(&run_eager_op); }
 } const installer;
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "interp/executor.hpp"
+#include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/canonicalize.hpp"
 #include "ir/passes/common_subexpression_elimination.hpp"
@@ -432,6 +433,18 @@ TEST_CASE("constant folding leaves results above the size limit and ops on weigh
   ir::Module after = ir::fold_constants(before);
   CHECK(kinds_of(after.entry()) == kinds_of(before.entry()));
   CHECK(ir::modules_equal(after, before));
+}
+
+TEST_CASE("constant folding leaves every op as it is when no eager evaluator is installed") {
+  FunctionBuilder b("main");
+  ValueId a = b.constant(Tensor::from_vector<float>({1, 2, 3}, {3}));
+  ir::Module before = single(b, {b.op(OpKind::add, {a, a})});
+
+  const ir::EagerEvaluator interpreter = ir::set_eager_evaluator(nullptr);
+  ir::Module after = ir::fold_constants(before);
+  ir::set_eager_evaluator(interpreter);
+  CHECK(ir::modules_equal(after, before));
+  CHECK(kinds_of(ir::fold_constants(before).entry()) == std::vector<std::string>{"constant", "constant"});
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+#include "ir/eager_evaluator.hpp"
 #include "ir/graph.hpp"
 #include "ir/ops.hpp"
 #include <doctest/doctest.h>
@@ -154,6 +155,16 @@ TEST_CASE("a bad op is an error naming the op, the shapes and the user's line") 
   CHECK(msg.rfind(prefix, 0) == 0);
   REQUIRE(msg.size() > suffix.size());
   CHECK(msg.substr(msg.size() - suffix.size()) == suffix);
+}
+
+TEST_CASE("eager mode without an eager evaluator is an unsupported error naming the op") {
+  const ir::EagerEvaluator interpreter = ir::set_eager_evaluator(nullptr);
+  REQUIRE(bool(interpreter)); // the interpreter installs it before main
+  std::string msg = message_of([] { F::add(Tensor::ones({3}), Tensor::ones({3})); });
+  ir::set_eager_evaluator(interpreter);
+  CHECK(msg.rfind("unsupported error: kiln.add at test_trace.cpp:", 0) == 0);
+  CHECK(msg.find("eager execution needs the interpreter, which is not linked") != std::string::npos);
+  CHECK(F::add(Tensor::ones({3}), Tensor::ones({3})).is_concrete());
 }
 
 TEST_CASE("buffer_store writes buffers and refuses tensors") {

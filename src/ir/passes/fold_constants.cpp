@@ -1,7 +1,7 @@
 #include "ir/passes/fold_constants.hpp"
+#include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/function_rebuilder.hpp"
-#include "runtime/eager.hpp"
 #include <optional>
 
 namespace kiln::ir {
@@ -35,12 +35,12 @@ std::vector<ValueType> result_types(const Function& fn, const Op& op) {
   return types;
 }
 
-// Folding is an optimisation: when the executor cannot run the op here, the op stays and behaves at
+// Folding is an optimisation: when the evaluator cannot run the op here, the op stays and behaves at
 // run time exactly as it would have without this pass.
 std::optional<std::vector<Tensor>> evaluate(const Op& op, const std::vector<Tensor>& inputs,
                                             const std::vector<ValueType>& types) {
   try {
-    return runtime::run_eager(op.kind, op.attrs, inputs, types, op.loc);
+    return evaluate_eagerly(op.kind, op.attrs, inputs, types, op.loc);
   } catch (const Error&) {
     return std::nullopt;
   }
