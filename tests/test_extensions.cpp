@@ -1,5 +1,6 @@
 // Extension ops: shared libraries registering ops through the C ABI of kiln/extension.h. The
 // libraries are built from tests/extension/ (plain C) and passed in by path.
+#include "ir/custom_ops.hpp"
 #include "kiln_config.h"
 #include <algorithm>
 #include <atomic>
@@ -252,6 +253,21 @@ TEST_CASE("an op no loaded extension registers is refused when traced, compiled 
   CHECK(compiled.kind == ErrorKind::unsupported);
   CHECK(contains(compiled.message,
                  "kiln.custom at model.cpp:7:3: custom op 'nobody.op' is not registered by any loaded extension"));
+}
+
+TEST_CASE("until an extension loads the IR knows no custom op, and loading tells it") {
+  load_extension(kExtension);
+  const ir::CustomOpInference* registry = ir::set_custom_op_inference(nullptr);
+  REQUIRE(registry != nullptr);
+  TensorLayout type(DType::f32, {2});
+  auto fn = [](Tensor x) { return scale_add(x, x, 1.0); };
+  Failure refused = failure_of([&] { stage(fn)(type); });
+  CHECK(refused.kind == ErrorKind::unsupported);
+  CHECK(contains(refused.message, "custom op 'kiln_test.scale_add' is not registered by any loaded extension"));
+
+  load_extension(kExtension); // already loaded: it still answers the IR again
+  CHECK(ir::set_custom_op_inference(registry) == registry);
+  CHECK(stage(fn)(type).graph().entry().ops.size() == 1);
 }
 
 TEST_CASE("the attribute name 'op' is reserved for the op name") {

@@ -1,8 +1,17 @@
 #include "ir/custom_ops.hpp"
 #include "ir/ops.hpp"
-#include "runtime/extension_shape.hpp"
+#include <atomic>
 
 namespace kiln::ir {
+
+namespace {
+// Constant-initialised; a pointer to an immutable table, so readers need no lock.
+std::atomic<const CustomOpInference*> g_inference{nullptr};
+} // namespace
+
+const CustomOpInference* set_custom_op_inference(const CustomOpInference* inference) {
+  return g_inference.exchange(inference);
+}
 
 std::string custom_op_name(const Attrs& attrs) {
   const Attr* op = attrs.find("op");
@@ -11,7 +20,8 @@ std::string custom_op_name(const Attrs& attrs) {
 }
 
 bool custom_op_is_registered(const Attrs& attrs) {
-  return runtime::find_extension_op(custom_op_name(attrs)) != nullptr;
+  const CustomOpInference* inference = g_inference.load();
+  return inference && inference->is_registered(custom_op_name(attrs));
 }
 
 Error unregistered_custom_op(const std::string& name, const SourceLoc& loc) {
@@ -26,11 +36,10 @@ Error unregistered_custom_op(const std::string& name, const SourceLoc& loc) {
 
 std::vector<ValueType> infer_custom_op(std::span<const ValueType> operands, const Attrs& attrs, const SourceLoc& loc) {
   const std::string name = custom_op_name(attrs);
-  const runtime::ExtensionOp* op = runtime::find_extension_op(name);
-  if (!op) throw unregistered_custom_op(name, loc);
+  const CustomOpInference* inference = g_inference.load();
+  if (!inference || !inference->is_registered(name)) throw unregistered_custom_op(name, loc);
   try {
-    runtime::ExtensionAttrs extension_attrs(attrs);
-    return runtime::infer_extension_op(*op, extension_attrs, operands);
+    return inference->infer(name, operands, attrs);
   } catch (const InferError& e) {
     throw Error(ErrorKind::shape, "kiln.custom '" + name + "' at " + loc.to_string() + ": " + e.what());
   }

@@ -1,4 +1,5 @@
 #include "runtime/extension_registry.hpp"
+#include "runtime/extension_shape.hpp"
 #include <cctype>
 #include <dlfcn.h>
 #include <kiln/error.hpp>
@@ -128,6 +129,9 @@ PendingRegistration run_registration(const LibraryHandle& library, const std::st
 } // namespace
 
 void load_extension(const std::string& path) {
+  // Installed here rather than at static initialisation: no initialisation order to get wrong, and
+  // before the first library loads the IR's answer (no custom op is registered) is already right.
+  ir::set_custom_op_inference(&extension_op_inference);
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   if (r.loaded_paths.count(path)) return;

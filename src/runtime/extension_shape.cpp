@@ -91,4 +91,20 @@ std::vector<ir::ValueType> infer_extension_op(const ExtensionOp& op, const Exten
   return types;
 }
 
+namespace {
+
+bool is_registered(std::string_view name) { return find_extension_op(name) != nullptr; }
+
+std::vector<ir::ValueType> infer_registered(std::string_view name, std::span<const ir::ValueType> operands,
+                                            const ir::Attrs& attrs) {
+  const ExtensionOp* op = find_extension_op(name);
+  if (!op) throw ir::InferError("no loaded extension registers it");
+  ExtensionAttrs extension_attrs(attrs);
+  return infer_extension_op(*op, extension_attrs, operands);
+}
+
+} // namespace
+
+const ir::CustomOpInference extension_op_inference{&is_registered, &infer_registered};
+
 } // namespace kiln::runtime

@@ -1,4 +1,5 @@
 #pragma once
+#include "ir/custom_ops.hpp"
 #include "ir/graph.hpp"
 #include "runtime/extension_attrs.hpp"
 #include "runtime/extension_registry.hpp"
@@ -12,5 +13,9 @@ namespace kiln::runtime {
 // rank or dim kiln does not know); the caller names the op and its place.
 std::vector<ir::ValueType> infer_extension_op(const ExtensionOp& op, const ExtensionAttrs& attrs,
                                               std::span<const ir::ValueType> operands);
+
+// The IR's questions about custom ops, answered from the extension registry; load_extension installs
+// it (ir::set_custom_op_inference).
+extern const ir::CustomOpInference extension_op_inference;
 
 } // namespace kiln::runtime
