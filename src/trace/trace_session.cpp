@@ -1,6 +1,6 @@
 #include "ir/verify.hpp"
-#include "runtime/extension_registry.hpp"
 #include "trace/builder.hpp"
+#include <kiln/extension.hpp>
 #include <kiln/functional.hpp>
 
 namespace kiln::detail {
@@ -13,9 +13,10 @@ struct TraceSession::State {
 
 TraceSession::TraceSession(const StageOptions& options, const std::string& default_name)
     : state_(std::make_unique<State>()) {
-  // Extension ops must be registered before the traced function stages them.
+  // Extension ops must be registered before the traced function stages them. The public entry point,
+  // not the runtime's registry: the tracer sits below the runtime.
   for (const std::string& path : options.custom_extensions)
-    runtime::load_extension(path);
+    load_extension(path);
   StageOptions opts = options;
   if (opts.name.empty()) opts.name = default_name;
   if (!is_valid_symbolic_name(opts.name))
