@@ -79,9 +79,8 @@ std::optional<DType> infer_dtype(const Region& region, const RegionNode& node, s
     *error = "gelu needs its form";
     return std::nullopt;
   }
-  // The rest of the op table's unary and binary ops compute in f32.
-  const ir::OpClass cls = ir::op_info(kind).cls;
-  if (cls != ir::OpClass::unary && cls != ir::OpClass::binary) {
+  // Every other elementwise op of the op table computes f32 from f32.
+  if (!ir::is_elementwise(kind)) {
     *error = "not an elementwise op the JIT fuses";
     return std::nullopt;
   }

@@ -33,8 +33,8 @@ OpInfo make(OpKind kind, std::string_view name) {
   case OpKind::mul:
   case OpKind::div:
   case OpKind::maximum:
-  case OpKind::minimum: return {kind, name, 2, 2, C::binary, I::binary};
-  case OpKind::pow: return {kind, name, 2, 2, C::binary, I::binary, kTranscendental};
+  case OpKind::minimum: return {kind, name, 2, 2, C::binary, I::broadcast};
+  case OpKind::pow: return {kind, name, 2, 2, C::binary, I::broadcast, kTranscendental};
   case OpKind::compare: return {kind, name, 2, 2, C::elementwise_other, I::compare};
   case OpKind::where: return {kind, name, 3, 3, C::elementwise_other, I::where};
   case OpKind::cast: return {kind, name, 1, 1, C::elementwise_other, I::cast};

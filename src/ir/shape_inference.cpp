@@ -79,9 +79,13 @@ namespace infer {
 
 Types unary(In in, const OpParams&) { return {tensor_of(in[0].dtype, in[0].shape)}; }
 
-Types binary(In in, const OpParams&) {
-  require_same_dtype(in, 0, 1);
-  return {tensor_of(in[0].dtype, broadcast_shapes(in[0].shape, in[1].shape))};
+Types broadcast(In in, const OpParams&) {
+  Shape shape = in[0].shape;
+  for (size_t i = 1; i < in.size(); ++i) {
+    require_same_dtype(in, 0, i);
+    shape = broadcast_shapes(shape, in[i].shape);
+  }
+  return {tensor_of(in[0].dtype, shape)};
 }
 
 Types compare(In in, const OpParams&) {

@@ -8,7 +8,8 @@ using Types = std::vector<ValueType>;
 using In = std::span<const ValueType>;
 
 Types unary(In in, const OpParams& params);
-Types binary(In in, const OpParams& params);
+// Operands of one dtype broadcast together: the binary ops, and any elementwise op of that form.
+Types broadcast(In in, const OpParams& params);
 Types compare(In in, const OpParams& params);
 Types where(In in, const OpParams& params);
 Types cast(In in, const OpParams& params);
