@@ -74,6 +74,7 @@ double reference_activation(const PostOp& op, double x) {
   case Activation::sqrt: return std::sqrt(x);
   case Activation::square: return x * x;
   case Activation::linear: return op.alpha * x + op.beta;
+  case Activation::clip: return std::min(std::max(x, double(op.alpha)), double(op.beta));
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -203,6 +204,7 @@ TEST_CASE("matmul applies bias then each activation post-op") {
     chains.push_back({PostOp::apply(a)});
   }
   chains.push_back({PostOp::linear(-0.5f, 0.25f)});
+  chains.push_back({PostOp::clip(-0.3f, 0.6f)});
   // log and sqrt need positive inputs: |x| + 0.5 first.
   for (Activation a : {Activation::log, Activation::sqrt}) {
     chains.push_back({PostOp::apply(Activation::abs), PostOp::linear(1.0f, 0.5f), PostOp::apply(a)});

@@ -28,6 +28,7 @@ dnnl::algorithm eltwise_algorithm(Activation activation) {
   case Activation::sqrt: return algorithm::eltwise_sqrt;
   case Activation::square: return algorithm::eltwise_square;
   case Activation::linear: return algorithm::eltwise_linear;
+  case Activation::clip: return algorithm::eltwise_clip;
   }
   throw Error(ErrorKind::internal, "jit::dnnl_ops: unknown activation");
 }
@@ -82,9 +83,10 @@ dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst
       ops.append_binary(dnnl::algorithm::binary_add, plain_desc(dst_dims));
       continue;
     }
-    float alpha = op.activation == Activation::linear ? op.alpha : 0.0f;
+    const bool parameterised = op.activation == Activation::linear || op.activation == Activation::clip;
+    float alpha = parameterised ? op.alpha : 0.0f;
     if (op.activation == Activation::silu) alpha = 1.0f;
-    float beta = op.activation == Activation::linear ? op.beta : 0.0f;
+    float beta = parameterised ? op.beta : 0.0f;
     ops.append_eltwise(1.0f, eltwise_algorithm(op.activation), alpha, beta);
   }
   dnnl::primitive_attr attr;

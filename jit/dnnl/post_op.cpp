@@ -17,6 +17,7 @@ const char* activation_name(Activation activation) {
   case Activation::sqrt: return "sqrt";
   case Activation::square: return "square";
   case Activation::linear: return "linear";
+  case Activation::clip: return "clip";
   }
   return "unknown";
 }

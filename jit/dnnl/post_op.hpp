@@ -7,7 +7,7 @@
 namespace kiln::jit::dnnl_ops {
 
 // Elementwise functions oneDNN 2.6 can apply to a matmul or conv result in the same pass.
-enum class Activation { relu, gelu_erf, gelu_tanh, tanh, sigmoid, silu, exp, log, abs, sqrt, square, linear };
+enum class Activation { relu, gelu_erf, gelu_tanh, tanh, sigmoid, silu, exp, log, abs, sqrt, square, linear, clip };
 
 const char* activation_name(Activation activation);
 
@@ -17,11 +17,12 @@ struct PostOp {
   enum class Kind { activation, add_residual };
   Kind kind = Kind::activation;
   Activation activation = Activation::relu;
-  float alpha = 1.0f; // linear: y = alpha * x + beta
+  float alpha = 1.0f; // linear: y = alpha * x + beta; clip: y = min(max(x, alpha), beta)
   float beta = 0.0f;
 
   static PostOp apply(Activation activation) { return {Kind::activation, activation, 1.0f, 0.0f}; }
   static PostOp linear(float alpha, float beta) { return {Kind::activation, Activation::linear, alpha, beta}; }
+  static PostOp clip(float lo, float hi) { return {Kind::activation, Activation::clip, lo, hi}; }
   static PostOp add_residual() { return {Kind::add_residual, Activation::relu, 1.0f, 0.0f}; }
 };
 
