@@ -63,6 +63,7 @@ Kernel kernel_for(ir::OpKind kind) {
   case OpKind::compare: return compare;
   case OpKind::where: return where;
   case OpKind::cast: return cast;
+  case OpKind::clamp: return clamp;
   case OpKind::reduce_sum: return reduce_sum;
   case OpKind::reduce_mean: return reduce_mean;
   case OpKind::reduce_max: return reduce_max;

@@ -523,6 +523,50 @@ TEST_CASE("where selects with broadcasting of condition and both branches for ev
   check_where(make({17}, std::vector<uint8_t>(17, 1), DType::boolean), make<uint8_t>({}, {0}, DType::boolean));
 }
 
+TEST_CASE("clamp is min(max(x, lo), hi): NaN from any operand, hi where lo > hi, broadcast bounds") {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  // PyTorch's torch.clamp, written out: NaN in x, lo or hi gives NaN; otherwise max then min.
+  auto want = [](double x, double lo, double hi) {
+    if (std::isnan(x) || std::isnan(lo) || std::isnan(hi)) return std::numeric_limits<double>::quiet_NaN();
+    return std::min(std::max(x, lo), hi);
+  };
+  const std::vector<float> xs = {-2.0f, -0.0f, 0.0f, 0.5f, 3.0f, 7.0f, kNaNf, inf, -inf, 1e-40f, 6.0f, 1e30f};
+  const int64_t n = int64_t(xs.size());
+  // relu6: scalar bounds.
+  Buffer<float> x = make<float>({n}, xs), zero = make<float>({}, {0.0f}), six = make<float>({}, {6.0f});
+  Buffer<float> y = empty<float>({n});
+  run(OpKind::clamp, {}, {x.view(), zero.view(), six.view()}, {y.view()});
+  for (int64_t i = 0; i < n; ++i) {
+    CAPTURE(xs[size_t(i)]);
+    check_close(std::vector<float>{y.values[size_t(i)]}, std::vector<double>{want(xs[size_t(i)], 0.0, 6.0)}, 0.0);
+  }
+  // Per-element bounds over a [3, n] broadcast of x, with NaN bounds and lo > hi rows.
+  Buffer<float> lo = make<float>({3, 1}, {-1.0f, kNaNf, 4.0f}), hi = make<float>({3, 1}, {1.0f, 2.0f, -4.0f});
+  Buffer<float> y2 = empty<float>({3, n});
+  run(OpKind::clamp, {}, {x.view(), lo.view(), hi.view()}, {y2.view()});
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < n; ++i) {
+      CAPTURE(r);
+      CAPTURE(xs[size_t(i)]);
+      const double expected = want(xs[size_t(i)], lo.values[size_t(r)], hi.values[size_t(r)]);
+      check_close(std::vector<float>{y2.values[size_t(r * n + i)]}, std::vector<double>{expected}, 0.0);
+    }
+  // Integers, and f16 computed in f32 and rounded back.
+  Buffer<int32_t> xi = make<int32_t>({5}, {-7, 0, 3, 6, 100}), loi = make<int32_t>({}, {0}),
+                  hii = make<int32_t>({}, {6});
+  Buffer<int32_t> yi = empty<int32_t>({5});
+  run(OpKind::clamp, {}, {xi.view(), loi.view(), hii.view()}, {yi.view()});
+  CHECK(yi.values == std::vector<int32_t>{0, 0, 3, 6, 6});
+  Buffer<uint16_t> xh = make<uint16_t>({3}, {0xbc00, 0x3800, 0x4800}, DType::f16); // -1, 0.5, 8
+  Buffer<uint16_t> loh = make<uint16_t>({}, {0x0000}, DType::f16), hih = make<uint16_t>({}, {0x4600}, DType::f16);
+  Buffer<uint16_t> yh = empty<uint16_t>({3}, DType::f16);
+  run(OpKind::clamp, {}, {xh.view(), loh.view(), hih.view()}, {yh.view()});
+  CHECK(yh.values == std::vector<uint16_t>{0x0000, 0x3800, 0x4600}); // 0, 0.5, 6
+  // Mixed dtypes are refused.
+  Buffer<double> lod = make<double>({}, {0.0});
+  CHECK_THROWS_AS(run(OpKind::clamp, {}, {x.view(), lod.view(), six.view()}, {y.view()}), Error);
+}
+
 namespace {
 
 // Test-side encoding of doubles into any dtype's bytes and back (independent of the kernels).

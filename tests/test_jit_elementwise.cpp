@@ -207,6 +207,7 @@ Value ref_eval(const RegionNode& n, const std::vector<Value>& a) {
   case OpKind::minimum: r.f = nan_min(f(0), f(1)); break;
   case OpKind::compare: r.b = ref_compare(ir::encode_params(n.params).get_string("predicate"), f(0), f(1)); break;
   case OpKind::where: r = a[0].b ? a[1] : a[2]; break;
+  case OpKind::clamp: r.f = nan_min(nan_max(f(0), f(1)), f(2)); break;
   case OpKind::cast: r = ref_cast(a[0], n.dtype); break;
   default: r.f = ref_unary(n.kind, f(0), n); break;
   }
@@ -301,6 +302,7 @@ bool is_exact_op(OpKind kind) {
   case OpKind::compare:
   case OpKind::where:
   case OpKind::cast:
+  case OpKind::clamp:
   case OpKind::constant: return true;
   default: return false;
   }
@@ -604,6 +606,31 @@ TEST_CASE("binary ops and compare match float arithmetic exactly, edge values in
           if (i % 3 == 0) in[0].set_f32(size_t(i), kEdgeValues[e % kEdgeValues.size()]);
           if (i % 5 == 0) in[1].set_f32(size_t(i), kEdgeValues[e / kEdgeValues.size()]);
           if (i % 7 == 0) in[1].set_f32(size_t(i), in[0].f32(size_t(i)));
+        }
+        check_region_matches_reference(region, *kernel, in, 1, n, 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("clamp matches min(max(x, lo), hi) exactly, NaN in any operand and lo > hi included") {
+  for (VectorIsa isa : runnable_isas()) {
+    for (Broadcast bounds : {Broadcast::full, Broadcast::scalar}) {
+      Region region;
+      region.inputs = {{Broadcast::full, DType::f32}, {bounds, DType::f32}, {bounds, DType::f32}};
+      region.nodes = {node(OpKind::clamp, {input(0), input(1), input(2)})};
+      region.outputs = {0};
+      auto kernel = compile_or_fail(region, isa);
+      for (int64_t n : kSizes) {
+        CAPTURE(vector_isa_name(isa));
+        CAPTURE(n);
+        std::vector<Array> in = random_inputs(region, 1, n, -4.0f, 4.0f);
+        const size_t bound_count = bounds == Broadcast::full ? size_t(n) : 1;
+        for (size_t i = 0; i < size_t(n); ++i) {
+          size_t e = i % (kEdgeValues.size() * kEdgeValues.size());
+          if (i % 3 == 0) in[0].set_f32(i, kEdgeValues[e % kEdgeValues.size()]);
+          if (i < bound_count && i % 5 == 0) in[1].set_f32(i, kEdgeValues[e / kEdgeValues.size()]);
+          if (i < bound_count && i % 7 == 0) in[2].set_f32(i, kEdgeValues[(e + 3) % kEdgeValues.size()]);
         }
         check_region_matches_reference(region, *kernel, in, 1, n, 0);
       }

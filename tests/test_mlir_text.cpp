@@ -171,6 +171,7 @@ void add_elementwise_ops(FunctionBuilder& b, ValueId x, ValueId y) {
   ValueId less = b.op(OpKind::compare, {x, y}, {{"predicate", Attr::of_string("lt")}});
   b.op(OpKind::where, {less, x, y});
   b.op(OpKind::cast, {x}, {{"dtype", Attr::of_dtype(DType::bf16)}});
+  b.op(OpKind::clamp, {x, y, x});
 }
 
 void add_reduction_ops(FunctionBuilder& b, ValueId x) {

@@ -55,6 +55,10 @@ KILN_BINARY(ge);
 Tensor pow(const Tensor& x, double exponent, Loc loc = Loc::current());
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor cast(const Tensor& x, DType dtype, Loc loc = Loc::current());
+// min(max(x, lo), hi), as torch.clamp: NaN anywhere gives NaN, lo > hi gives hi. The bounds broadcast
+// and have x's dtype; the double overload makes them constants (clamp(x, 0, 6) is relu6).
+Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Loc loc = Loc::current());
+Tensor clamp(const Tensor& x, double lo, double hi, Loc loc = Loc::current());
 // A 0-d constant of x's dtype, for mixing scalars into graphs.
 Tensor scalar(double value, DType dtype = DType::f32, Loc loc = Loc::current());
 

@@ -228,6 +228,26 @@ void where(const KernelArgs& args) {
   });
 }
 
+void clamp(const KernelArgs& args) {
+  require_same_dtype(args, {0, 1, 2});
+  const View &x = args.inputs[0], &lo = args.inputs[1], &hi = args.inputs[2], &out = args.outputs[0];
+  const StridedLoop<3> loop = broadcast_loop<3>(out.dims, {x.dims, lo.dims, hi.dims}, args.op);
+  const int64_t sx = loop.inner_stride(0), sl = loop.inner_stride(1), sh = loop.inner_stride(2);
+  dispatch_dtype(ArithmeticDTypes{}, x.dtype, args.op, [&](auto e) {
+    using E = decltype(e);
+    using S = typename E::Storage;
+    const S *x_data = x.as<const S>(), *lo_data = lo.as<const S>(), *hi_data = hi.as<const S>();
+    S* out_data = out.as<S>();
+    for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 3> in, int64_t count) {
+      for (int64_t i = 0; i < count; ++i) {
+        const auto v = E::load(x_data[in[0] + i * sx]);
+        const auto low = E::load(lo_data[in[1] + i * sl]), high = E::load(hi_data[in[2] + i * sh]);
+        out_data[out_offset + i] = E::store(nan_min(nan_max(v, low), high));
+      }
+    });
+  });
+}
+
 void cast(const KernelArgs& args) {
   require_same_dims(args);
   const View &x = args.inputs[0], &y = args.outputs[0];

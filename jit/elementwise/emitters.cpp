@@ -31,6 +31,17 @@ template <class Vmm> void emit_minimum(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.select(o.dst, o.masks[0], o.args[1], o.dst);
 }
 
+// min(max(x, lo), hi), each step NaN-propagating like emit_maximum and emit_minimum.
+template <class Vmm> void emit_clamp(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  const Vmm &x = o.args[0], &lo = o.args[1], &hi = o.args[2], &t = o.temps[0];
+  a.vmaxps(t, lo, x);
+  a.compare(o.masks[0], lo, lo, kCmpUnord);
+  a.select(t, o.masks[0], lo, t);
+  a.vminps(o.dst, hi, t);
+  a.compare(o.masks[0], hi, hi, kCmpUnord);
+  a.select(o.dst, o.masks[0], hi, o.dst);
+}
+
 template <class Vmm> void emit_neg(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vxorps(o.dst, o.args[0], a.bits(kSignBit)); }
 template <class Vmm> void emit_abs(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vandps(o.dst, o.args[0], a.bits(kAbsMask)); }
 // max(0, x) with x second, so that NaN stays NaN.
@@ -108,6 +119,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::compare: return simple<Vmm>(emit_compare<Vmm>, 0, 1);
   case OpKind::where: return simple<Vmm>(emit_where<Vmm>, 0, 1);
   case OpKind::cast: return simple<Vmm>(emit_cast<Vmm>, 0, 1);
+  case OpKind::clamp: return simple<Vmm>(emit_clamp<Vmm>, 1, 1);
   case OpKind::exp:
   case OpKind::log:
   case OpKind::tanh:

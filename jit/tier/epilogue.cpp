@@ -39,6 +39,12 @@ bool absorb(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool
     epilogue.post_ops.push_back(PostOp::apply(*activation));
     return true;
   }
+  if (op.kind == ir::OpKind::clamp) {
+    const auto lo = scalar_constant(rw, op.operands[1]), hi = scalar_constant(rw, op.operands[2]);
+    if (op.operands[0] != current || !lo || !hi) return false;
+    epilogue.post_ops.push_back(PostOp::clip(*lo, *hi));
+    return true;
+  }
   if (op.operands.size() != 2 || op.operands[0] == op.operands[1]) return false;
   const auto [other, current_first] = other_operand(op, current);
   if (rw.dtype(other) != DType::f32) return false;

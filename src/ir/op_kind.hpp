@@ -14,7 +14,7 @@ namespace kiln::ir {
   /* elementwise binary (numpy broadcasting) */                                                   \
   X(add) X(sub) X(mul) X(div) X(pow) X(maximum) X(minimum)                                         \
   /* other elementwise */                                                                          \
-  X(compare) X(where) X(cast)                                                                      \
+  X(compare) X(where) X(cast) X(clamp)                                                             \
   /* reductions and normalisations */                                                             \
   X(reduce_sum) X(reduce_mean) X(reduce_max) X(reduce_min) X(argmax) X(softmax) X(log_softmax)     \
   X(layer_norm) X(rms_norm) X(batch_norm)                                                          \

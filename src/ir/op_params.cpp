@@ -138,6 +138,7 @@ OpParams decode_params(OpKind kind, const Attrs& attrs, std::span<const ValueTyp
   case K::maximum:
   case K::minimum:
   case K::where:
+  case K::clamp:
   case K::matmul:
   case K::buffer_store: return NoParams{};
   case K::gelu: return decode_gelu(attrs);

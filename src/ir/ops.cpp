@@ -38,6 +38,7 @@ OpInfo make(OpKind kind, std::string_view name) {
   case OpKind::compare: return {kind, name, 2, 2, C::elementwise_other, I::compare};
   case OpKind::where: return {kind, name, 3, 3, C::elementwise_other, I::where};
   case OpKind::cast: return {kind, name, 1, 1, C::elementwise_other, I::cast};
+  case OpKind::clamp: return {kind, name, 3, 3, C::elementwise_other, I::broadcast};
   case OpKind::reduce_sum:
   case OpKind::reduce_mean:
   case OpKind::reduce_max:

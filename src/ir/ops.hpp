@@ -17,6 +17,8 @@ namespace kiln::ir {
 //  compare(a, b)      {predicate: string eq|ne|lt|le|gt|ge} -> bool, broadcasting
 //  where(c, a, b)     c bool; a, b same dtype; broadcasting of all three
 //  cast(x)            {dtype: DType}
+//  clamp(x, lo, hi)   min(max(x, lo), hi) as PyTorch's clamp: one dtype, broadcasting of all three;
+//                     NaN in any operand gives NaN, lo > hi gives hi
 //  reduce_sum/mean/max/min(x) {axes: ints (empty = all axes, negatives allowed), keepdims: bool}
 //  argmax(x)          {axis: int, keepdims: bool} -> i64
 //  softmax(x), log_softmax(x) {axis: int}

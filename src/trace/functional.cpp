@@ -86,6 +86,13 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {
   return apply1(OpKind::where, {cond, a, b}, {}, loc);
 }
 
+Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Loc loc) {
+  return apply1(OpKind::clamp, {x, lo, hi}, {}, loc);
+}
+Tensor clamp(const Tensor& x, double lo, double hi, Loc loc) {
+  return clamp(x, scalar(lo, x.dtype()), scalar(hi, x.dtype()), loc);
+}
+
 Tensor cast(const Tensor& x, DType dtype, Loc loc) {
   return apply1(OpKind::cast, {x}, encode_params(ir::CastParams{dtype}), loc);
 }
