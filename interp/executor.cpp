@@ -1,6 +1,5 @@
 #include "interp/executor.hpp"
 #include "core/tensor_impl.hpp"
-#include "interp/extension_runner.hpp"
 #include <cstring>
 
 namespace kiln::interp {
@@ -43,12 +42,6 @@ namespace {
 
 Tensor wrap_value(void* data, const ValuePlan& value) { return Tensor::wrap(data, value.dims, value.dtype); }
 
-// Custom ops without a runner from the tier (the JIT brings its own) run their extension's kernel.
-ExecutableOptions with_extension_runners(ExecutableOptions options, const ir::Function* graph) {
-  if (graph) options.runners = add_extension_runners(std::move(options.runners), *graph);
-  return options;
-}
-
 std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> views,
                                std::span<const ir::ValueId> values) {
   std::vector<Tensor> tensors;
@@ -62,13 +55,13 @@ std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> 
 
 InterpreterExecutable::InterpreterExecutable(std::shared_ptr<const ir::Function> graph,
                                              const runtime::WeightMap& weights, ExecutableOptions options)
-    : options_(with_extension_runners(std::move(options), graph.get())),
-      plan_(std::move(graph), weights, &options_.runners) {}
+    : tier_(std::move(options.tier)), ops_per_lowering_(std::move(options.ops_per_lowering)),
+      plan_(std::move(graph), weights, std::move(options.steps)) {}
 
 InterpreterExecutable::~InterpreterExecutable() = default;
 
 std::map<std::string, int> InterpreterExecutable::ops_per_lowering() const {
-  if (!options_.ops_per_lowering.empty()) return options_.ops_per_lowering;
+  if (!ops_per_lowering_.empty()) return ops_per_lowering_;
   return {{"interp", int(plan_.graph().ops.size())}};
 }
 

@@ -17,7 +17,7 @@ public:
   ~InterpreterExecutable() override;
 
   std::vector<Tensor> run(std::span<const Tensor> inputs, const runtime::RunOptions& options) const override;
-  std::string_view tier() const override { return options_.tier; }
+  std::string_view tier() const override { return tier_; }
   size_t arena_bytes() const override { return plan_.arena_bytes(); }
   std::map<std::string, int> ops_per_lowering() const override;
   const ir::Function& graph() const override { return plan_.graph(); }
@@ -32,7 +32,8 @@ private:
   void run_step(CallState& state, const PlanStep& step, size_t index, const runtime::RunOptions& options) const;
   void copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const;
 
-  ExecutableOptions options_;
+  std::string tier_;
+  std::map<std::string, int> ops_per_lowering_;
   ExecutionPlan plan_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<CallState>> pool_;

@@ -71,13 +71,6 @@ private:
   std::string where_;
 };
 
-std::vector<ir::ValueType> types_of(const ir::Function& graph, const std::vector<ir::ValueId>& values) {
-  std::vector<ir::ValueType> types;
-  for (ir::ValueId v : values)
-    types.push_back(graph.type_of(v));
-  return types;
-}
-
 } // namespace
 
 std::shared_ptr<const StepRunner> make_extension_runner(const ir::Op& op, std::span<const ir::ValueType> operand_types,
@@ -92,16 +85,6 @@ std::shared_ptr<const StepRunner> make_extension_runner(const ir::Op& op, std::s
   } catch (const ir::InferError& e) {
     throw Error(ErrorKind::shape, "kiln.custom '" + name + "' at " + op.loc.to_string() + ": " + e.what());
   }
-}
-
-StepRunners add_extension_runners(StepRunners runners, const ir::Function& graph) {
-  runners.resize(std::max(runners.size(), graph.ops.size()));
-  for (size_t id = 0; id < graph.ops.size(); ++id) {
-    const ir::Op& op = graph.ops[id];
-    if (op.kind != ir::OpKind::custom || runners[id]) continue;
-    runners[id] = make_extension_runner(op, types_of(graph, op.operands), types_of(graph, op.results));
-  }
-  return runners;
 }
 
 } // namespace kiln::interp

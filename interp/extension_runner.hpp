@@ -11,8 +11,4 @@ namespace kiln::interp {
 std::shared_ptr<const StepRunner> make_extension_runner(const ir::Op& op, std::span<const ir::ValueType> operand_types,
                                                         std::span<const ir::ValueType> result_types);
 
-// `runners` (indexed by op id) with an extension runner added for every custom op of `graph` that
-// has no runner yet; the JIT tier's own custom ops come with theirs.
-StepRunners add_extension_runners(StepRunners runners, const ir::Function& graph);
-
 } // namespace kiln::interp

@@ -1,5 +1,6 @@
 #include "interp/plan.hpp"
 #include "core/checked_arithmetic.hpp"
+#include "interp/extension_runner.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/packed_matmul.hpp"
 #include "interp/precomputed_values.hpp"
@@ -41,6 +42,13 @@ bool aliases_its_input(ir::OpKind kind) {
 }
 
 std::string value_name(ir::ValueId v) { return "%" + std::to_string(v); }
+
+std::vector<ir::ValueType> types_of(const ir::Function& graph, const std::vector<ir::ValueId>& values) {
+  std::vector<ir::ValueType> types;
+  for (ir::ValueId v : values)
+    types.push_back(graph.type_of(v));
+  return types;
+}
 
 void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::Op& op, ErrorKind kind) {
   if (!tensor.defined() || !tensor.is_concrete())
@@ -100,16 +108,23 @@ ArenaLayout plan_arena(std::span<const LiveInterval> intervals) {
 }
 
 ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                             const StepRunners* runners)
+                             std::vector<PlannedStep> steps)
     : graph_(std::move(graph)) {
   if (!graph_) throw Error(ErrorKind::internal, "interpreter plan: no graph");
-  plan_values(weights);
-  plan_steps(runners);
+  if (steps.empty())
+    for (size_t id = 0; id < graph_->ops.size(); ++id)
+      steps.emplace_back(ir::OpId(id));
+  std::vector<const ir::Op*> own_ops;
+  for (const PlannedStep& step : steps)
+    if (const ir::OpId* id = std::get_if<ir::OpId>(&step)) own_ops.push_back(&graph_->ops.at(*id));
+  plan_values(weights, own_ops);
+  plan_steps(steps);
   plan_arena_offsets();
   plan_outputs();
 }
 
-void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
+// Ops taken into a lowered step are not steps of their own: they are neither precomputed nor aliased.
+void ExecutionPlan::plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops) {
   const ir::Function& fn = *graph_;
   values_.resize(fn.values.size());
   for (size_t v = 0; v < fn.values.size(); ++v) {
@@ -144,10 +159,11 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
       value.storage = Storage::bound;
     }
   }
-  precompute_bound_ops();
+  precompute_bound_ops(own_ops);
   for (ir::ValueId v : fn.outputs)
     if (values_.at(v).storage == Storage::arena) values_[v].storage = Storage::output;
-  for (const ir::Op& op : fn.ops) {
+  for (const ir::Op* own : own_ops) {
+    const ir::Op& op = *own;
     if (!aliases_its_input(op.kind)) continue;
     ValuePlan& result = values_[op.results.at(0)];
     ir::ValueId source = op.operands.at(0);
@@ -161,8 +177,9 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights) {
   }
 }
 
-void ExecutionPlan::precompute_bound_ops() {
-  for (const ir::Op& op : graph_->ops) {
+void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops) {
+  for (const ir::Op* own : own_ops) {
+    const ir::Op& op = *own;
     if (!worth_precomputing(op, values_)) continue;
     std::vector<Tensor> operands;
     for (ir::ValueId v : op.operands)
@@ -188,66 +205,82 @@ void ExecutionPlan::precompute_bound_ops() {
   }
 }
 
-void ExecutionPlan::plan_steps(const StepRunners* runners) {
-  for (size_t index = 0; index < graph_->ops.size(); ++index) {
-    const ir::Op& op = graph_->ops[index];
-    const StepRunner* runner = runners && index < runners->size() ? (*runners)[index].get() : nullptr;
+void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps) {
+  for (const PlannedStep& planned : steps) {
     PlanStep step;
-    step.op = &op;
-    step.first_view = uint32_t(view_templates_.size());
-    step.num_inputs = uint32_t(op.operands.size());
-    step.num_outputs = uint32_t(op.results.size());
-    switch (op.kind) {
-    case ir::OpKind::constant:
-    case ir::OpKind::constant_external: step.kind = StepKind::bind; break;
-    case ir::OpKind::buffer_store: step.kind = StepKind::buffer_store; break;
-    case ir::OpKind::call:
-      throw Error(ErrorKind::internal, op_place(op) + ": calls are inlined before the interpreter plans a graph");
-    case ir::OpKind::custom:
+    std::span<const ir::ValueId> operands, results;
+    if (const auto* lowered = std::get_if<LoweredStep>(&planned)) {
+      step.op = &graph_->ops.at(lowered->op);
       step.kind = StepKind::runner;
-      step.runner = runner;
-      if (runner) break;
-      throw Error(ErrorKind::unsupported,
-                  op_place(op) + " ('" + op.attrs.get_string("op") + "'): no kernel or extension runs this custom op");
-    default:
-      if (!op.results.empty() && values_[op.results[0]].storage == Storage::bound) {
-        step.kind = StepKind::bind;
-        break;
-      }
-      if (!op.results.empty() && values_[op.results[0]].storage == Storage::alias) {
-        step.kind = StepKind::alias;
-        break;
-      }
-      if (auto packed = make_packed_matmul(*graph_, op, values_)) {
-        step.kind = StepKind::runner;
-        step.runner = packed.get();
-        own_runners_.push_back(std::move(packed));
-        break;
-      }
-      step.kind = StepKind::kernel;
-      step.kernel = kernel_for(op.kind);
-      if (!step.kernel) throw Error(ErrorKind::unsupported, op_place(op) + ": the interpreter has no kernel for it");
+      step.runner = lowered->runner.get();
+      own_runners_.push_back(lowered->runner);
+      operands = lowered->operands;
+      results = lowered->results;
+    } else {
+      step.op = &graph_->ops.at(std::get<ir::OpId>(planned));
+      plan_op_step(*step.op, step);
+      operands = step.op->operands;
+      results = step.op->results;
     }
-    for (ir::ValueId v : op.operands) {
+    step.first_view = uint32_t(view_templates_.size());
+    step.num_inputs = uint32_t(operands.size());
+    step.num_outputs = uint32_t(results.size());
+    for (ir::ValueId v : operands) {
       view_templates_.push_back(View{nullptr, values_.at(v).dtype, values_[v].dims});
       view_values_.push_back(v);
     }
-    for (ir::ValueId v : op.results) {
-      view_templates_.push_back(View{nullptr, values_[v].dtype, values_[v].dims});
+    for (ir::ValueId v : results) {
+      view_templates_.push_back(View{nullptr, values_.at(v).dtype, values_[v].dims});
       view_values_.push_back(v);
     }
     steps_.push_back(step);
   }
 }
 
+void ExecutionPlan::plan_op_step(const ir::Op& op, PlanStep& step) {
+  switch (op.kind) {
+  case ir::OpKind::constant:
+  case ir::OpKind::constant_external: step.kind = StepKind::bind; break;
+  case ir::OpKind::buffer_store: step.kind = StepKind::buffer_store; break;
+  case ir::OpKind::call:
+    throw Error(ErrorKind::internal, op_place(op) + ": calls are inlined before the interpreter plans a graph");
+  case ir::OpKind::custom:
+    step.kind = StepKind::runner;
+    own_runners_.push_back(make_extension_runner(op, types_of(*graph_, op.operands), types_of(*graph_, op.results)));
+    step.runner = own_runners_.back().get();
+    break;
+  default:
+    if (!op.results.empty() && values_[op.results[0]].storage == Storage::bound) {
+      step.kind = StepKind::bind;
+      break;
+    }
+    if (!op.results.empty() && values_[op.results[0]].storage == Storage::alias) {
+      step.kind = StepKind::alias;
+      break;
+    }
+    if (auto packed = make_packed_matmul(*graph_, op, values_)) {
+      step.kind = StepKind::runner;
+      step.runner = packed.get();
+      own_runners_.push_back(std::move(packed));
+      break;
+    }
+    step.kind = StepKind::kernel;
+    step.kernel = kernel_for(op.kind);
+    if (!step.kernel) throw Error(ErrorKind::unsupported, op_place(op) + ": the interpreter has no kernel for it");
+  }
+}
+
+// Values no step writes (inside a lowered step) are never live and take no arena bytes.
 void ExecutionPlan::plan_arena_offsets() {
   const ir::Function& fn = *graph_;
   std::vector<LiveInterval> live(values_.size());
-  for (size_t i = 0; i < fn.ops.size(); ++i) {
-    for (ir::ValueId v : fn.ops[i].results)
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const PlanStep& step = steps_[i];
+    std::span<const ir::ValueId> views(view_values_.data() + step.first_view, step.num_inputs + step.num_outputs);
+    for (ir::ValueId v : views.subspan(step.num_inputs))
       live[v] = LiveInterval{values_[v].bytes, int64_t(i), int64_t(i)};
     // An alias keeps the memory it reads alive for as long as the alias is used.
-    for (ir::ValueId v : fn.ops[i].operands) {
+    for (ir::ValueId v : views.first(step.num_inputs)) {
       ir::ValueId root = values_[v].storage == Storage::alias ? values_[v].alias_root : v;
       live[root].last = std::max(live[root].last, int64_t(i));
     }

@@ -55,15 +55,15 @@ enum class StepKind : uint8_t {
   bind,         // constant / constant_external: the value is bound, nothing runs
   alias,        // reshape-like op whose result aliases its input: nothing runs
   buffer_store, // copy operand 1 into operand 0's memory (the caller's buffer)
-  runner,       // call `runner` (a custom op: JIT code, an oneDNN primitive; a matmul over packed weights)
+  runner,       // call `runner` (a step a tier lowered, a matmul over packed weights, an extension op)
 };
 
 struct PlanStep {
-  const ir::Op* op = nullptr;
+  const ir::Op* op = nullptr; // a lowered step's first op
   StepKind kind = StepKind::kernel;
   Kernel kernel = nullptr;
   const StepRunner* runner = nullptr;
-  uint32_t first_view = 0; // the op's inputs, then its outputs, in view_templates()
+  uint32_t first_view = 0; // the step's inputs, then its outputs, in view_templates()
   uint32_t num_inputs = 0;
   uint32_t num_outputs = 0;
 };
@@ -75,15 +75,16 @@ struct OutputSlot {
   bool written_by_op = false;
 };
 
-// Built once per executable: op order, static dims of every value, where every value lives and the
+// Built once per executable: step order, static dims of every value, where every value lives and the
 // arena layout. Immutable afterwards, so one plan serves many concurrent calls.
 class ExecutionPlan {
 public:
-  // Throws kiln::Error for graphs the interpreter cannot run: symbolic dims (shape), a weight
-  // missing from `weights` (weight), a call left in the graph (internal) or a custom op nothing runs (unsupported).
-  // runners (indexed by op id) take custom ops; without one a custom op is refused.
+  // `steps` is the run order a tier chose (empty: every op of the graph in order); each op left as a
+  // step of its own runs its interpreter kernel (a custom op its extension's). Throws kiln::Error
+  // for graphs the interpreter cannot run: symbolic dims (shape), a weight missing from `weights`
+  // (weight), a call left in the graph (internal) or a custom op of no loaded extension (unsupported).
   ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                const StepRunners* runners = nullptr);
+                std::vector<PlannedStep> steps = {});
   ExecutionPlan(const ExecutionPlan&) = delete;
   ExecutionPlan& operator=(const ExecutionPlan&) = delete;
 
@@ -101,9 +102,10 @@ public:
   size_t arena_bytes() const { return arena_bytes_; }
 
 private:
-  void plan_values(const runtime::WeightMap& weights);
-  void precompute_bound_ops();
-  void plan_steps(const StepRunners* runners);
+  void plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops);
+  void precompute_bound_ops(std::span<const ir::Op* const> own_ops);
+  void plan_steps(std::span<const PlannedStep> steps);
+  void plan_op_step(const ir::Op& op, PlanStep& step);
   void plan_arena_offsets();
   void plan_outputs();
 
@@ -114,7 +116,7 @@ private:
   std::vector<ir::ValueId> view_values_;
   std::vector<OutputSlot> outputs_;
   std::vector<ir::ValueId> aliases_;
-  std::vector<std::shared_ptr<const StepRunner>> own_runners_;          // runners the plan chose (packed matmuls)
+  std::vector<std::shared_ptr<const StepRunner>> own_runners_;          // the runners of runner steps
   std::vector<std::shared_ptr<const std::vector<Tensor>>> precomputed_; // shared with other plans
   size_t arena_bytes_ = 0;
 };

@@ -3,13 +3,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace kiln::interp {
 
-// A stateful replacement for an op's kernel, used for `custom` ops: the JIT tier rewrites fused
-// regions and oneDNN-lowered ops into custom ops whose runners hold generated code or primitives,
-// so both tiers share one plan executor (memory plan, arena pool, hooks).
+// A stateful replacement for an op's kernel: generated code or a oneDNN primitive a tier lowered
+// ops into, a matmul over packed weights, an extension's kernel. Both tiers share one plan executor
+// (memory plan, arena pool, hooks).
 class StepRunner {
 public:
   virtual ~StepRunner() = default;
@@ -17,13 +18,25 @@ public:
   virtual void run(std::span<const View> inputs, std::span<const View> outputs) const = 0;
 };
 
-// Indexed by op id of the graph; null where the op runs its interpreter kernel.
-using StepRunners = std::vector<std::shared_ptr<const StepRunner>>;
+// A step a tier built from one or more ops of the graph: its runner reads `operands` and writes
+// `results` (values of that graph). The ops it took run no step of their own; values between them
+// never reach memory.
+struct LoweredStep {
+  std::string implementation; // "dnnl.matmul", "xbyak"
+  std::vector<ir::ValueId> operands;
+  std::vector<ir::ValueId> results;
+  ir::OpId op = 0; // the first op it took: hooks and messages name the step by it
+  std::shared_ptr<const StepRunner> runner;
+};
+
+// One step of a plan, in run order: an op of the graph that the interpreter's implementation list
+// runs, or a step a tier lowered.
+using PlannedStep = std::variant<ir::OpId, LoweredStep>;
 
 // How an executable built on the plan executor presents itself.
 struct ExecutableOptions {
   std::string tier = "interp";
-  StepRunners runners;
+  std::vector<PlannedStep> steps;              // empty: every op of the graph, in order
   std::map<std::string, int> ops_per_lowering; // empty: every op counts as "interp"
 };
 

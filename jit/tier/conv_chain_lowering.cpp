@@ -145,12 +145,12 @@ bool lower_conv2d(GraphRewriter& rw, ir::OpId id) {
   while (auto next = chained_conv(rw, stages.back(), slices))
     stages.push_back(std::move(*next));
 
-  GraphRewriter::CustomOp custom{"jit.conv2d", {head.operands[0]}, {stages.back().epilogue.result}, head.loc, nullptr};
+  interp::LoweredStep step{"dnnl.conv2d", {head.operands[0]}, {stages.back().epilogue.result}, id, nullptr};
   for (size_t i = 0; i < stages.size(); ++i) {
     const ConvStage& stage = stages[i];
     const ir::Op& op = rw.op(stage.id);
-    if (stage.has_bias) custom.operands.push_back(op.operands[2]);
-    custom.operands.insert(custom.operands.end(), stage.epilogue.residuals.begin(), stage.epilogue.residuals.end());
+    if (stage.has_bias) step.operands.push_back(op.operands[2]);
+    step.operands.insert(step.operands.end(), stage.epilogue.residuals.begin(), stage.epilogue.residuals.end());
     std::string note =
         stage.primitive->implementation() + ", constant weight '" + constant_name(rw, op.operands[1]) + "'";
     if (i > 0) note += ", reads op " + std::to_string(stages[i - 1].id) + "'s result in its blocked layout";
@@ -161,11 +161,11 @@ bool lower_conv2d(GraphRewriter& rw, ir::OpId id) {
   const ConvStage& last = stages.back();
   const ir::OpId end = last.epilogue.ops.empty() ? last.id : last.epilogue.ops.back();
   const int64_t input_slice_floats = numel_of(rw.dims(head.operands[0])) / slices;
-  custom.runner = std::make_shared<ConvChainRunner>(std::move(stages), slices, input_slice_floats);
+  step.runner = std::make_shared<ConvChainRunner>(std::move(stages), slices, input_slice_floats);
   if (end == id)
-    rw.emit_custom(custom);
+    rw.emit_step(std::move(step));
   else
-    rw.emit_custom_at(end, std::move(custom));
+    rw.emit_step_at(end, std::move(step));
   return true;
 }
 

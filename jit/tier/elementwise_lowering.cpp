@@ -162,8 +162,8 @@ ir::OpId lower_elementwise_region(GraphRewriter& rw, ir::OpId first) {
   const std::string note = std::string(vector_isa_name(kernel->isa())) + ", region of " +
                            std::to_string(builder.ops().size()) + " ops over [" + std::to_string(builder.rows()) +
                            ", " + std::to_string(builder.cols()) + "]";
-  rw.emit_custom({"jit.elementwise", builder.input_values(), outputs, rw.op(builder.ops().back()).loc,
-                  std::make_shared<ElementwiseRunner>(kernel, builder.rows(), builder.cols())});
+  rw.emit_step({"xbyak", builder.input_values(), outputs, first,
+                std::make_shared<ElementwiseRunner>(kernel, builder.rows(), builder.cols())});
   for (ir::OpId id : builder.ops())
     rw.take(id, "xbyak", id == builder.ops().front() ? note : "fused into op " + std::to_string(builder.ops().front()));
   return next;

@@ -7,8 +7,7 @@ namespace kiln::jit::tier {
 GraphRewriter::GraphRewriter(const ir::Function& source, const runtime::WeightMap& weights)
     : source_(source), weights_(weights), uses_(source.values.size(), 0), last_user_(source.values.size()),
       state_(source.ops.size(), State::open), lowering_(source.ops.size()), note_(source.ops.size()),
-      refusals_(source.ops.size()), scheduled_(source.ops.size()), graph_(std::make_shared<ir::Function>()),
-      remap_(source.values.size(), kUnmapped) {
+      refusals_(source.ops.size()), scheduled_(source.ops.size()), produced_(source.values.size(), false) {
   for (size_t id = 0; id < source.ops.size(); ++id)
     for (ir::ValueId v : source.ops[id].operands) {
       ++uses_.at(v);
@@ -16,10 +15,8 @@ GraphRewriter::GraphRewriter(const ir::Function& source, const runtime::WeightMa
     }
   for (ir::ValueId v : source.outputs)
     ++uses_.at(v);
-  graph_->name = source.name;
-  graph_->is_private = source.is_private;
   for (ir::ValueId arg : source.args)
-    remap_.at(arg) = graph_->add_arg(source.type_of(arg));
+    produced_.at(arg) = true;
 }
 
 std::optional<ir::OpId> GraphRewriter::single_user(ir::ValueId v) const {
@@ -32,36 +29,23 @@ const ir::Op* GraphRewriter::producer(ir::ValueId v) const {
   return def == ir::kNoOp ? nullptr : &source_.ops[size_t(def)];
 }
 
-ir::ValueId GraphRewriter::mapped(ir::ValueId v) {
-  if (remap_.at(v) == kUnmapped) {
+void GraphRewriter::emit_producers(std::span<const ir::ValueId> values) {
+  for (ir::ValueId v : values) {
+    if (produced_.at(v)) continue;
     const int32_t def = source_.values[v].def_op;
     if (def == ir::kNoOp || state_[size_t(def)] != State::deferred)
       throw Error(ErrorKind::internal, "jit partitioner: value %" + std::to_string(v) + " used before it is emitted");
     copy_op(ir::OpId(def));
   }
-  return remap_[v];
-}
-
-ir::OpId GraphRewriter::emit(ir::OpKind kind, std::span<const ir::ValueId> operands,
-                             std::span<const ir::ValueId> results, const ir::Attrs& attrs, const ir::SourceLoc& loc) {
-  std::vector<ir::ValueId> new_operands;
-  for (ir::ValueId v : operands)
-    new_operands.push_back(mapped(v));
-  std::vector<ir::ValueType> types;
-  for (ir::ValueId v : results)
-    types.push_back(source_.type_of(v));
-  const ir::OpId new_id = graph_->add_op(kind, new_operands, types, attrs, loc);
-  const ir::Op& emitted = graph_->ops[new_id];
-  for (size_t i = 0; i < results.size(); ++i)
-    remap_[results[i]] = emitted.results[i];
-  runners_.resize(graph_->ops.size());
-  return new_id;
 }
 
 void GraphRewriter::copy_op(ir::OpId id) {
   const ir::Op& original = source_.ops.at(id);
-  emit(original.kind, original.operands, original.results, original.attrs, original.loc);
+  emit_producers(original.operands);
   state_[id] = State::emitted;
+  for (ir::ValueId v : original.results)
+    produced_[v] = true;
+  steps_.emplace_back(id);
   // An extension op runs its extension's kernel, not an interpreter kernel: say so in KILN_LOG=jit
   // and in ops_per_lowering.
   const bool extension = original.kind == ir::OpKind::custom;
@@ -79,17 +63,18 @@ void GraphRewriter::refuse(ir::OpId id, const std::string& lowering, const std::
   refusals_.at(id).push_back(lowering + " refused: " + why);
 }
 
-void GraphRewriter::emit_custom(const CustomOp& custom) {
-  const ir::OpId new_id = emit(ir::OpKind::custom, custom.operands, custom.results,
-                               ir::Attrs{{"op", ir::Attr::of_string(custom.name)}}, custom.loc);
-  runners_[new_id] = custom.runner;
+void GraphRewriter::emit_step(interp::LoweredStep step) {
+  emit_producers(step.operands);
+  for (ir::ValueId v : step.results)
+    produced_.at(v) = true;
+  steps_.emplace_back(std::move(step));
 }
 
-void GraphRewriter::emit_custom_at(ir::OpId at_op, CustomOp custom) { scheduled_.at(at_op) = std::move(custom); }
+void GraphRewriter::emit_step_at(ir::OpId at_op, interp::LoweredStep step) { scheduled_.at(at_op) = std::move(step); }
 
 bool GraphRewriter::emit_scheduled(ir::OpId id) {
   if (!scheduled_.at(id)) return false;
-  emit_custom(*scheduled_[id]);
+  emit_step(std::move(*scheduled_[id]));
   scheduled_[id].reset();
   return true;
 }
@@ -111,15 +96,12 @@ void GraphRewriter::log_decisions() const {
 }
 
 Partition GraphRewriter::finish() {
-  for (ir::ValueId v : source_.outputs)
-    graph_->outputs.push_back(mapped(v));
+  emit_producers(source_.outputs);
   Partition partition;
   for (const std::string& lowering : lowering_)
     ++partition.ops_per_lowering[lowering];
   if (runtime::log_enabled(runtime::LogChannel::jit)) log_decisions();
-  runners_.resize(graph_->ops.size());
-  partition.graph = graph_;
-  partition.runners = std::move(runners_);
+  partition.steps = std::move(steps_);
   return partition;
 }
 

@@ -8,9 +8,8 @@
 
 namespace kiln::jit::tier {
 
-// The state of one partitioning: the source graph with its use counts, the new graph being built
-// (same arguments, source values remapped), the runners of its custom ops and the decision taken
-// for every source op.
+// The state of one partitioning: the source graph with its use counts, the steps chosen so far (in
+// run order) and the decision taken for every source op.
 class GraphRewriter {
 public:
   GraphRewriter(const ir::Function& source, const runtime::WeightMap& weights);
@@ -29,43 +28,31 @@ public:
 
   // Source ops the walk must not emit again: taken by a lowering or waiting to be asked for.
   bool is_open(ir::OpId id) const { return state_.at(id) == State::open; }
-  bool is_absorbed(ir::OpId id) const { return state_.at(id) == State::absorbed; }
   bool is_deferred(ir::OpId id) const { return state_.at(id) == State::deferred; }
 
-  // The new graph's value for a source value, emitting the deferred op that produces it first.
-  ir::ValueId mapped(ir::ValueId v);
-  // Emits a source op unchanged (it runs its interpreter kernel).
+  // Emits a source op unchanged: it is a step of its own, running its interpreter kernel.
   void copy_op(ir::OpId id);
-  // Emits the op only if some later op asks for its result.
+  // The op becomes a step of its own only if a later step reads its result.
   void defer(ir::OpId id) { state_.at(id) = State::deferred; }
   // Records that a lowering took the op; `note` is what KILN_LOG=jit prints for it.
   void take(ir::OpId id, const std::string& lowering, const std::string& note);
   // Records why a candidate lowering passed over the op.
   void refuse(ir::OpId id, const std::string& lowering, const std::string& why);
 
-  // A custom op whose source results are `results`: emitted now, or when the walk reaches
-  // `at_op` (the last op of a fused chain) when that is later.
-  struct CustomOp {
-    std::string name;
-    std::vector<ir::ValueId> operands; // source values
-    std::vector<ir::ValueId> results;  // source values
-    ir::SourceLoc loc;
-    std::shared_ptr<const interp::StepRunner> runner;
-  };
-  void emit_custom(const CustomOp& custom);
-  void emit_custom_at(ir::OpId at_op, CustomOp custom);
-  // Emits the custom op scheduled at this source op, if any; true when there was one.
+  // A lowered step, emitted now, or when the partition reaches `at_op` (the last op of a fused chain)
+  // when that is later.
+  void emit_step(interp::LoweredStep step);
+  void emit_step_at(ir::OpId at_op, interp::LoweredStep step);
+  // Emits the step scheduled at this source op, if any; true when there was one.
   bool emit_scheduled(ir::OpId id);
 
   Partition finish();
 
 private:
-  // Adds an op to the new graph over the mapped operands; its results stand for `results` from now on.
-  ir::OpId emit(ir::OpKind kind, std::span<const ir::ValueId> operands, std::span<const ir::ValueId> results,
-                const ir::Attrs& attrs, const ir::SourceLoc& loc);
   enum class State { open, deferred, absorbed, emitted };
-  static constexpr ir::ValueId kUnmapped = ~ir::ValueId{0};
 
+  // Makes sure a step already produced each value: emits the deferred ops producing them.
+  void emit_producers(std::span<const ir::ValueId> values);
   void log_decisions() const;
 
   const ir::Function& source_;
@@ -76,10 +63,9 @@ private:
   std::vector<std::string> lowering_;
   std::vector<std::string> note_;
   std::vector<std::vector<std::string>> refusals_;
-  std::vector<std::optional<CustomOp>> scheduled_;
-  std::shared_ptr<ir::Function> graph_;
-  std::vector<ir::ValueId> remap_;
-  interp::StepRunners runners_;
+  std::vector<std::optional<interp::LoweredStep>> scheduled_;
+  std::vector<bool> produced_; // per source value: an argument, or written by a step already emitted
+  std::vector<interp::PlannedStep> steps_;
 };
 
 } // namespace kiln::jit::tier

@@ -109,18 +109,18 @@ bool lower_matmul(GraphRewriter& rw, ir::OpId id) {
                            (constant_b ? ", constant B '" + b_name + "'" : "");
   auto runner =
       std::make_shared<MatmulRunner>(std::move(primitive), constant_b, params.has_bias, int(epilogue.residuals.size()));
-  GraphRewriter::CustomOp custom{"jit.matmul", {op.operands[0]}, {epilogue.result}, op.loc, std::move(runner)};
-  if (!constant_b) custom.operands.push_back(b.value);
-  if (epilogue.bias) custom.operands.push_back(*epilogue.bias);
-  custom.operands.insert(custom.operands.end(), epilogue.residuals.begin(), epilogue.residuals.end());
+  interp::LoweredStep step{"dnnl.matmul", {op.operands[0]}, {epilogue.result}, id, std::move(runner)};
+  if (!constant_b) step.operands.push_back(b.value);
+  if (epilogue.bias) step.operands.push_back(*epilogue.bias);
+  step.operands.insert(step.operands.end(), epilogue.residuals.begin(), epilogue.residuals.end());
   if (b.folded_transpose && rw.is_deferred(*b.folded_transpose))
     rw.take(*b.folded_transpose, "dnnl.matmul", "read as transposed B by op " + std::to_string(id));
   rw.take(id, "dnnl.matmul", note);
   take_epilogue(rw, epilogue, "dnnl.matmul", id);
   if (epilogue.ops.empty())
-    rw.emit_custom(custom);
+    rw.emit_step(std::move(step));
   else
-    rw.emit_custom_at(epilogue.ops.back(), std::move(custom));
+    rw.emit_step_at(epilogue.ops.back(), std::move(step));
   return true;
 }
 

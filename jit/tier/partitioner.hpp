@@ -3,18 +3,16 @@
 #include "ir/graph.hpp"
 #include "runtime/executable.hpp"
 #include <map>
-#include <memory>
 #include <string>
+#include <vector>
 
 namespace kiln::jit::tier {
 
-// A static graph rewritten for the JIT tier: lowered ops and fused regions became `custom` ops whose
-// runners hold generated code or oneDNN primitives; every other op is copied and runs its
-// interpreter kernel.
+// How the JIT tier runs a static graph: its steps in run order, each a lowered step (generated code,
+// oneDNN primitives) or an op left as a step of its own, running its interpreter kernel.
 struct Partition {
-  std::shared_ptr<const ir::Function> graph;
-  interp::StepRunners runners; // indexed by op id of `graph`
-  // Original ops per lowering: "xbyak", "dnnl.matmul", ..., "interp".
+  std::vector<interp::PlannedStep> steps;
+  // Source ops per lowering: "xbyak", "dnnl.matmul", ..., "interp".
   std::map<std::string, int> ops_per_lowering;
 };
 

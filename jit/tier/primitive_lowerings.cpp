@@ -59,8 +59,7 @@ bool lower_one_op(GraphRewriter& rw, ir::OpId id, const std::string& lowering, c
   }
   Primitive primitive(params);
   const std::string implementation = primitive.implementation();
-  rw.emit_custom({"jit." + lowering.substr(lowering.find('.') + 1), op.operands, op.results, op.loc,
-                  make_runner(std::move(primitive))});
+  rw.emit_step({lowering, op.operands, op.results, id, make_runner(std::move(primitive))});
   rw.take(id, lowering, implementation);
   return true;
 }
