@@ -1,8 +1,7 @@
 #include "interp/plan.hpp"
 #include "core/checked_arithmetic.hpp"
-#include "interp/extension_runner.hpp"
+#include "interp/implementation_table.hpp"
 #include "interp/kernels/kernel_support.hpp"
-#include "interp/packed_matmul.hpp"
 #include "interp/precomputed_values.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/side_effects.hpp"
@@ -42,13 +41,6 @@ bool aliases_its_input(ir::OpKind kind) {
 }
 
 std::string value_name(ir::ValueId v) { return "%" + std::to_string(v); }
-
-std::vector<ir::ValueType> types_of(const ir::Function& graph, const std::vector<ir::ValueId>& values) {
-  std::vector<ir::ValueType> types;
-  for (ir::ValueId v : values)
-    types.push_back(graph.type_of(v));
-  return types;
-}
 
 void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::Op& op, ErrorKind kind) {
   if (!tensor.defined() || !tensor.is_concrete())
@@ -208,17 +200,19 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops)
 void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps) {
   for (const PlannedStep& planned : steps) {
     PlanStep step;
+    ImplementationWalk walk;
     std::span<const ir::ValueId> operands, results;
     if (const auto* lowered = std::get_if<LoweredStep>(&planned)) {
       step.op = &graph_->ops.at(lowered->op);
       step.kind = StepKind::runner;
       step.runner = lowered->runner.get();
       own_runners_.push_back(lowered->runner);
+      walk.push_back(Verdict{lowered->implementation, std::nullopt, {}});
       operands = lowered->operands;
       results = lowered->results;
     } else {
       step.op = &graph_->ops.at(std::get<ir::OpId>(planned));
-      plan_op_step(*step.op, step);
+      walk = choose_implementation(*step.op, step);
       operands = step.op->operands;
       results = step.op->results;
     }
@@ -234,40 +228,38 @@ void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps) {
       view_values_.push_back(v);
     }
     steps_.push_back(step);
+    walks_.push_back(std::move(walk));
   }
 }
 
-void ExecutionPlan::plan_op_step(const ir::Op& op, PlanStep& step) {
-  switch (op.kind) {
-  case ir::OpKind::constant:
-  case ir::OpKind::constant_external: step.kind = StepKind::bind; break;
-  case ir::OpKind::buffer_store: step.kind = StepKind::buffer_store; break;
-  case ir::OpKind::call:
-    throw Error(ErrorKind::internal, op_place(op) + ": calls are inlined before the interpreter plans a graph");
-  case ir::OpKind::custom:
-    step.kind = StepKind::runner;
-    own_runners_.push_back(make_extension_runner(op, types_of(*graph_, op.operands), types_of(*graph_, op.results)));
-    step.runner = own_runners_.back().get();
-    break;
-  default:
-    if (!op.results.empty() && values_[op.results[0]].storage == Storage::bound) {
-      step.kind = StepKind::bind;
-      break;
-    }
-    if (!op.results.empty() && values_[op.results[0]].storage == Storage::alias) {
-      step.kind = StepKind::alias;
-      break;
-    }
-    if (auto packed = make_packed_matmul(*graph_, op, values_)) {
-      step.kind = StepKind::runner;
-      step.runner = packed.get();
-      own_runners_.push_back(std::move(packed));
-      break;
-    }
-    step.kind = StepKind::kernel;
-    step.kernel = kernel_for(op.kind);
-    if (!step.kernel) throw Error(ErrorKind::unsupported, op_place(op) + ": the interpreter has no kernel for it");
+// Values bound or aliased when planning need no code; any other op runs what the first entry of its
+// kind's list that takes it creates.
+ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanStep& step) {
+  const Storage storage = op.results.empty() ? Storage::arena : values_[op.results[0]].storage;
+  if (storage == Storage::bound) {
+    step.kind = StepKind::bind;
+    const bool constant = op.kind == ir::OpKind::constant || op.kind == ir::OpKind::constant_external;
+    return {Verdict{constant ? "bound" : "precomputed", std::nullopt, {}}};
   }
+  if (storage == Storage::alias) {
+    step.kind = StepKind::alias;
+    return {Verdict{"alias", std::nullopt, {}}};
+  }
+  const StepQuery query{*graph_, op, values_};
+  ImplementationWalk walk;
+  const Implementation* taker = walk_implementations(
+      interp_implementations(op.kind), interp_cpu_isa(),
+      [&](const Implementation& entry) { return entry.refuse ? entry.refuse(query) : std::nullopt; }, walk);
+  if (!taker)
+    throw Error(ErrorKind::unsupported, op_place(op) + ": no interpreter implementation takes it" +
+                                            (walk.empty() ? "" : " (" + walk_to_string(walk) + ")"));
+  StepChoice choice = taker->create(query);
+  walk.back().note = std::move(choice.note);
+  step.kind = choice.kind;
+  step.kernel = choice.kernel;
+  step.runner = choice.runner.get();
+  if (choice.runner) own_runners_.push_back(std::move(choice.runner));
+  return walk;
 }
 
 // Values no step writes (inside a lowered step) are never live and take no arena bytes.

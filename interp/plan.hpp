@@ -1,4 +1,5 @@
 #pragma once
+#include "interp/implementation_list.hpp"
 #include "interp/kernel.hpp"
 #include "interp/step_runner.hpp"
 #include "runtime/executable.hpp"
@@ -80,9 +81,10 @@ struct OutputSlot {
 class ExecutionPlan {
 public:
   // `steps` is the run order a tier chose (empty: every op of the graph in order); each op left as a
-  // step of its own runs its interpreter kernel (a custom op its extension's). Throws kiln::Error
+  // step of its own runs what the interpreter's implementation list picks for it. Throws kiln::Error
   // for graphs the interpreter cannot run: symbolic dims (shape), a weight missing from `weights`
-  // (weight), a call left in the graph (internal) or a custom op of no loaded extension (unsupported).
+  // (weight), an op no implementation takes (unsupported: a call left in the graph, a custom op of
+  // no loaded extension).
   ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
                 std::vector<PlannedStep> steps = {});
   ExecutionPlan(const ExecutionPlan&) = delete;
@@ -91,6 +93,9 @@ public:
   const ir::Function& graph() const { return *graph_; }
   const std::vector<ValuePlan>& values() const { return values_; }
   const std::vector<PlanStep>& steps() const { return steps_; }
+  // How step `index` came to run as it does: the interpreter's walk for an op of its own; for a
+  // lowered step, the tier's implementation alone.
+  const ImplementationWalk& walk(size_t index) const { return walks_.at(index); }
   // Per step: the op's input views then its output views, with dtype and dims set and data null.
   const std::vector<View>& view_templates() const { return view_templates_; }
   // The value each view template shows.
@@ -105,13 +110,14 @@ private:
   void plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops);
   void precompute_bound_ops(std::span<const ir::Op* const> own_ops);
   void plan_steps(std::span<const PlannedStep> steps);
-  void plan_op_step(const ir::Op& op, PlanStep& step);
+  ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step);
   void plan_arena_offsets();
   void plan_outputs();
 
   std::shared_ptr<const ir::Function> graph_;
   std::vector<ValuePlan> values_;
   std::vector<PlanStep> steps_;
+  std::vector<ImplementationWalk> walks_; // one per step
   std::vector<View> view_templates_;
   std::vector<ir::ValueId> view_values_;
   std::vector<OutputSlot> outputs_;

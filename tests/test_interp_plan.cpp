@@ -1,4 +1,5 @@
 #include "interp/executor.hpp"
+#include "interp/implementation_list.hpp"
 #include "interp/kernels/cpu_features.hpp"
 #include "interp/plan.hpp"
 #include "ir/ops.hpp"
@@ -589,6 +590,32 @@ std::unique_ptr<InterpreterExecutable> weight_matmul(const std::vector<int64_t>&
 }
 
 } // namespace
+
+TEST_CASE("the plan walks each op's implementation list and keeps the walk of every step") {
+  GraphBuilder g;
+  ValueId x = g.arg({4, 3});
+  ValueId y = g.arg({5, 2});
+  ValueId by_weight = g.op(OpKind::matmul, {x, g.weight("w", {3, 5})});
+  ValueId by_activation = g.op(OpKind::matmul, {by_weight, y});
+  ValueId flat = g.op(OpKind::reshape, {by_activation}, {{"shape", ir::Attr::of_shape({8})}});
+  g.fn->outputs = {g.op(OpKind::neg, {flat})};
+  InterpreterExecutable exe = g.build({{"w", sample({3, 5})}});
+
+  const std::string no_avx2 = "packed_gemm refused: needs AVX2+FMA (its kernel is AVX2+FMA code); ";
+  std::vector<std::string> walks;
+  for (size_t i = 0; i < exe.plan().steps().size(); ++i)
+    walks.push_back(interp::walk_to_string(exe.plan().walk(i)));
+  CHECK(walks ==
+        std::vector<std::string>{
+            "bound took it",
+            packs_weights() ? "packed_gemm took it" : no_avx2 + "interp took it",
+            (packs_weights() ? "packed_gemm refused: B is computed per call, not a weight or a value of weights; "
+                             : no_avx2) +
+                std::string("interp took it"),
+            "alias took it",
+            "interp took it",
+        });
+}
 
 TEST_CASE("a matmul by a bound weight agrees with a naive loop at odd sizes, packed or not") {
   std::mt19937 rng(7);

@@ -1,0 +1,139 @@
+#include "interp/implementation_table.hpp"
+#include "core/environment.hpp"
+#include "interp/extension_runner.hpp"
+#include "interp/kernels/cpu_features.hpp"
+#include "interp/kernels/kernel_support.hpp"
+#include "interp/packed_matmul.hpp"
+#include "ir/custom_ops.hpp"
+#include "kiln_config.h"
+#include <vector>
+
+namespace kiln::interp {
+
+namespace {
+
+using ir::OpKind;
+
+StepChoice run_kernel(const StepQuery& query) { return {StepKind::kernel, kernel_for(query.op.kind), nullptr, {}}; }
+
+StepChoice run_buffer_store(const StepQuery&) { return {StepKind::buffer_store, nullptr, nullptr, {}}; }
+
+std::vector<ir::ValueType> types_of(const ir::Function& graph, const std::vector<ir::ValueId>& values) {
+  std::vector<ir::ValueType> types;
+  for (ir::ValueId v : values)
+    types.push_back(graph.type_of(v));
+  return types;
+}
+
+StepChoice run_extension(const StepQuery& query) {
+  const ir::Op& op = query.op;
+  return {StepKind::runner, nullptr,
+          make_extension_runner(op, types_of(query.graph, op.operands), types_of(query.graph, op.results)),
+          ir::custom_op_name(op.attrs)};
+}
+
+// The conditions make_packed_matmul checks, each with its reason.
+std::optional<std::string> refuse_packed_gemm(const StepQuery& query) {
+  const ir::Op& op = query.op;
+  const ValuePlan &a = query.values[op.operands.at(0)], &b = query.values[op.operands.at(1)],
+                  &out = query.values[op.results.at(0)];
+  if (a.dtype != DType::f32 || b.dtype != DType::f32 || out.dtype != DType::f32) return "not f32";
+  if (b.storage != Storage::bound) return "B is computed per call, not a weight or a value of weights";
+  if (a.dims.size() < 2 || b.dims.size() < 2) return "A or B has fewer than two dims";
+  const int64_t k = b.dims[b.dims.size() - 2], n = b.dims.back();
+  if (product(std::span(b.dims).first(b.dims.size() - 2)) != 1) return "B has batches; one packing is one matrix";
+  if (k == 0) return "the inner dim is 0";
+  if (a.dims.back() != k || out.dims.back() != n || numel_of(out.dims) != numel_of(a.dims) / k * n)
+    return "the shapes do not agree (the kernel reports it)";
+  return std::nullopt;
+}
+
+StepChoice run_packed_gemm(const StepQuery& query) {
+  std::shared_ptr<const StepRunner> runner = make_packed_matmul(query.graph, query.op, query.values);
+  if (!runner) throw Error(ErrorKind::internal, op_place(query.op) + ": packed_gemm accepted a matmul it cannot pack");
+  return {StepKind::runner, nullptr, std::move(runner), {}};
+}
+
+// Ahead of the kernel: Eigen packs B again on every call, most of the work at small batches
+// (packed_matmul.hpp).
+Implementation packed_gemm() {
+  Implementation packed{
+      {"packed_gemm", CpuIsa::avx2_fma, "its kernel is AVX2+FMA code"}, refuse_packed_gemm, run_packed_gemm};
+  // Read once, as make_packed_matmul reads it.
+  if (!env::pack_weights().value_or(true)) packed.switched_off = "KILN_PACK_WEIGHTS=0";
+  return packed;
+}
+
+constexpr Implementation kKernel{{"interp"}, nullptr, run_kernel};
+
+} // namespace
+
+CpuIsa interp_cpu_isa() { return KILN_HAS_AVX2_KERNELS && cpu_has_avx2_fma() ? CpuIsa::avx2_fma : CpuIsa::baseline; }
+
+// The switch names every OpKind, so -Wswitch flags an op added without a list.
+std::span<const Implementation> interp_implementations(ir::OpKind kind) {
+  static constexpr Implementation kernel_only[] = {kKernel};
+  static const Implementation matmul[] = {packed_gemm(), kKernel};
+  static constexpr Implementation buffer_store[] = {{{"buffer_store"}, nullptr, run_buffer_store}};
+  static constexpr Implementation extension[] = {{{"extension"}, nullptr, run_extension}};
+  switch (kind) {
+  case OpKind::matmul: return matmul;
+  case OpKind::buffer_store: return buffer_store;
+  case OpKind::custom: return extension;
+  case OpKind::constant:
+  case OpKind::constant_external:
+  case OpKind::call: return {};
+  case OpKind::neg:
+  case OpKind::abs:
+  case OpKind::exp:
+  case OpKind::log:
+  case OpKind::sqrt:
+  case OpKind::rsqrt:
+  case OpKind::tanh:
+  case OpKind::sigmoid:
+  case OpKind::relu:
+  case OpKind::gelu:
+  case OpKind::silu:
+  case OpKind::erf:
+  case OpKind::sin:
+  case OpKind::cos:
+  case OpKind::add:
+  case OpKind::sub:
+  case OpKind::mul:
+  case OpKind::div:
+  case OpKind::pow:
+  case OpKind::maximum:
+  case OpKind::minimum:
+  case OpKind::compare:
+  case OpKind::where:
+  case OpKind::cast:
+  case OpKind::reduce_sum:
+  case OpKind::reduce_mean:
+  case OpKind::reduce_max:
+  case OpKind::reduce_min:
+  case OpKind::argmax:
+  case OpKind::softmax:
+  case OpKind::log_softmax:
+  case OpKind::layer_norm:
+  case OpKind::rms_norm:
+  case OpKind::batch_norm:
+  case OpKind::conv2d:
+  case OpKind::max_pool2d:
+  case OpKind::avg_pool2d:
+  case OpKind::reshape:
+  case OpKind::transpose:
+  case OpKind::broadcast_to:
+  case OpKind::concat:
+  case OpKind::split:
+  case OpKind::slice:
+  case OpKind::squeeze:
+  case OpKind::unsqueeze:
+  case OpKind::gather:
+  case OpKind::pad:
+  case OpKind::full:
+  case OpKind::arange: return kernel_only;
+  }
+  return {};
+}
+
+} // namespace kiln::interp
