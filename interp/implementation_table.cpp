@@ -107,6 +107,7 @@ std::span<const Implementation> interp_implementations(ir::OpKind kind) {
   case OpKind::compare:
   case OpKind::where:
   case OpKind::cast:
+  case OpKind::clamp:
   case OpKind::reduce_sum:
   case OpKind::reduce_mean:
   case OpKind::reduce_max:

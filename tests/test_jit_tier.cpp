@@ -1,7 +1,11 @@
+#include "interp/implementation_table.hpp"
 #include "interp/kernel.hpp"
+#include "jit/tier/implementation_table.hpp"
+#include "jit/tier/jit_executable.hpp"
 #include "jit/tier/warm_up.hpp"
 #include "scoped_env.hpp"
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
@@ -9,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 using namespace kiln;
 
@@ -396,4 +401,126 @@ TEST_CASE("the JIT warm-up graph parses and compiles through the JIT tier") {
     }
   });
   CHECK_MESSAGE(compiled, failure);
+}
+
+namespace {
+
+// The walk of the first op of `kind` in the staged graph of fn, compiled by the JIT tier as if on `cpu`.
+template <class Fn, class... Layouts>
+std::string jit_walk(Fn fn, const runtime::WeightMap& weights, ir::OpKind kind, interp::CpuIsa cpu,
+                     const Layouts&... layouts) {
+  auto graph = std::make_shared<const ir::Function>(stage(fn)(layouts...).graph().entry());
+  const jit::tier::JitBuild build = jit::tier::build_jit_executable(graph, weights, cpu);
+  for (size_t id = 0; id < graph->ops.size(); ++id)
+    if (graph->ops[id].kind == kind) return interp::walk_to_string(build.walks.at(id));
+  FAIL("no op of that kind");
+  return "";
+}
+
+Tensor matmul_by_weight(const Tensor& x) {
+  return F::matmul(x, F::constant_external("w", TensorLayout(DType::f32, {16, 8})));
+}
+
+// How the interpreter's list ends the walk of a matmul by a weight on this CPU.
+std::string interpreter_matmul_walk() {
+  if (interp::interp_cpu_isa() >= interp::CpuIsa::avx2_fma) return "packed_gemm took it";
+  return "packed_gemm refused: needs AVX2+FMA (its kernel is AVX2+FMA code); interp took it";
+}
+
+// Everything written to stderr while it lives, read by text().
+class CapturedStderr {
+public:
+  CapturedStderr() : file_(std::tmpfile()), saved_(dup(2)) {
+    std::fflush(stderr);
+    dup2(fileno(file_), 2);
+  }
+  ~CapturedStderr() {
+    restore();
+    std::fclose(file_);
+  }
+  std::string text() {
+    restore();
+    std::rewind(file_);
+    std::string text;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, file_)) > 0;)
+      text.append(buffer, n);
+    return text;
+  }
+
+private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    dup2(saved_, 2);
+    close(saved_);
+    saved_ = -1;
+  }
+  std::FILE* file_;
+  int saved_;
+};
+
+} // namespace
+
+TEST_CASE("a matmul walks oneDNN's matmul, then the interpreter's list, as KILN_JIT_MATMUL says") {
+  const runtime::WeightMap weights{{"w", Tensor::randn({16, 8}, 121)}};
+  const TensorLayout x(DType::f32, {4, 16});
+  const std::string on_avx2 = "dnnl.matmul refused: needs AVX-512 (oneDNN 2.6 repacks B every call below it; the "
+                              "interpreter is faster); " +
+                              interpreter_matmul_walk();
+  SUBCASE("auto") {
+    ScopedEnv unset("KILN_JIT_MATMUL", nullptr);
+    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, interp::CpuIsa::avx2_fma, x) == on_avx2);
+    const std::string on_avx512 =
+        jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, interp::CpuIsa::avx512_core, x);
+    CHECK(on_avx512.starts_with("dnnl.matmul took it ("));
+    CHECK(on_avx512.ends_with(", constant B 'w')"));
+  }
+  SUBCASE("interp") {
+    ScopedEnv interp_matmul("KILN_JIT_MATMUL", "interp");
+    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, interp::CpuIsa::avx512_core, x) ==
+          "dnnl.matmul refused: KILN_JIT_MATMUL=interp; " + interpreter_matmul_walk());
+  }
+  SUBCASE("dnnl") {
+    ScopedEnv dnnl_matmul("KILN_JIT_MATMUL", "dnnl");
+    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, interp::CpuIsa::avx2_fma, x)
+              .starts_with("dnnl.matmul took it ("));
+  }
+}
+
+TEST_CASE("a reduction walks to oneDNN over a middle axis and to the interpreter over the last") {
+  const TensorLayout x(DType::f32, {3, 5, 7});
+  const auto cpu = jit::tier::jit_cpu_isa();
+  auto over_middle = [](Tensor t) { return F::sum(t, {1}); };
+  auto over_last = [](Tensor t) { return F::sum(t, {-1}); };
+  CHECK(jit_walk(over_middle, {}, ir::OpKind::reduce_sum, cpu, x).starts_with("dnnl.reduction took it ("));
+  CHECK(jit_walk(over_last, {}, ir::OpKind::reduce_sum, cpu, x) ==
+        "dnnl.reduction refused: trailing axes: the interpreter's row reduction is faster; interp took it");
+}
+
+TEST_CASE("an elementwise chain walks to one xbyak region; an f64 one on to the interpreter") {
+  auto chain = [](Tensor t) { return F::tanh(t * 1.5 + 0.25); };
+  const auto cpu = jit::tier::jit_cpu_isa();
+  const std::string head = jit_walk(chain, {}, ir::OpKind::mul, cpu, TensorLayout(DType::f32, {7, 17}));
+  CHECK(head.starts_with("xbyak took it ("));
+  CHECK(head.ends_with(", region of 3 ops over [7, 17])"));
+  CHECK(jit_walk(chain, {}, ir::OpKind::tanh, cpu, TensorLayout(DType::f32, {7, 17}))
+            .starts_with("xbyak took it (fused into op "));
+  const std::string f64 = jit_walk(chain, {}, ir::OpKind::mul, cpu, TensorLayout(DType::f64, {7, 17}));
+  CHECK(f64.starts_with("xbyak refused: "));
+  CHECK(f64.find("f64") != std::string::npos);
+  CHECK(f64.ends_with("; interp took it"));
+}
+
+TEST_CASE("KILN_LOG=jit prints each op's walk down both tiers' lists") {
+  ScopedEnv log("KILN_LOG", "jit");
+  ScopedEnv interp_matmul("KILN_JIT_MATMUL", "interp");
+  CapturedStderr captured;
+  run_both_tiers(mlp, mlp_weights(), Tensor::randn({4, 16}, 122));
+  const std::string text = captured.text();
+  CHECK(text.find("kiln.matmul at ") != std::string::npos);
+  CHECK(text.find(": dnnl.matmul refused: KILN_JIT_MATMUL=interp; " + interpreter_matmul_walk() + "\n") !=
+        std::string::npos);
+  CHECK(text.find(" kiln.add at ") != std::string::npos);
+  CHECK(text.find(": xbyak took it (") != std::string::npos);
 }

@@ -76,18 +76,19 @@ private:
   int64_t input_slice_floats_;
 };
 
-// The convolution at `id` with its epilogue, as oneDNN would run it; nullopt (with the refusal
-// recorded when `record`) when it cannot.
-std::optional<ConvStage> plan_conv_stage(GraphRewriter& rw, ir::OpId id, bool record, int64_t slices) {
+// The convolution at `id` with its epilogue, as oneDNN would run it on a batch in `slices` slices.
+struct ConvStagePlan {
+  dnnl_ops::Conv2dParams params;
+  Tensor weight;
+  Epilogue epilogue;
+  std::optional<std::string> epilogue_refusal; // why the epilogue stays out
+};
+
+Planned<ConvStagePlan> plan_conv_stage(const GraphRewriter& rw, ir::OpId id, int64_t slices) {
   const ir::Op& op = rw.op(id);
-  auto refuse = [&](const std::string& lowering, const std::string& why) {
-    if (record) rw.refuse(id, lowering, why);
-    return std::nullopt;
-  };
-  if (!is_f32(rw, op.operands) || !is_f32(rw, op.results)) return refuse("dnnl.conv2d", "not f32");
+  if (!is_f32(rw, op.operands) || !is_f32(rw, op.results)) return "not f32";
   const std::optional<Tensor> weight = constant_tensor(rw, op.operands[1]);
-  if (!weight) return refuse("dnnl.conv2d", "the weight is not a constant");
-  ConvStage stage{id, nullptr, *weight, op.operands.size() > 2, {}};
+  if (!weight) return "the weight is not a constant";
   const ir::ConvParams& conv = ir::params_of<ir::ConvParams>(op);
   dnnl_ops::Conv2dParams params{rw.dims(op.operands[0]),
                                 rw.dims(op.operands[1]),
@@ -95,32 +96,41 @@ std::optional<ConvStage> plan_conv_stage(GraphRewriter& rw, ir::OpId id, bool re
                                 conv.padding,
                                 conv.dilation,
                                 conv.groups,
-                                stage.has_bias,
+                                op.operands.size() > 2,
                                 {}};
-  params.input_dims[0] /= slices;
-  stage.epilogue = collect_epilogue(rw, op.results[0], false);
-  params.post_ops = stage.epilogue.post_ops;
-  if (auto why = dnnl_ops::Conv2dPrimitive::refuse(params)) {
-    if (record) rw.refuse(id, "dnnl.conv2d with its epilogue", *why);
-    stage.epilogue = Epilogue{{}, std::nullopt, {}, {}, op.results[0]};
-    params.post_ops.clear();
-    if (auto bare_why = dnnl_ops::Conv2dPrimitive::refuse(params)) return refuse("dnnl.conv2d", *bare_why);
+  ConvStagePlan plan{std::move(params), *weight, collect_epilogue(rw, op.results[0], false), std::nullopt};
+  plan.params.input_dims[0] /= slices;
+  plan.params.post_ops = plan.epilogue.post_ops;
+  if (auto why = dnnl_ops::Conv2dPrimitive::refuse(plan.params)) {
+    if (plan.epilogue.ops.empty()) return *why;
+    plan.epilogue_refusal = *why;
+    plan.epilogue = Epilogue{{}, std::nullopt, {}, {}, op.results[0]};
+    plan.params.post_ops.clear();
+    if (auto bare_why = dnnl_ops::Conv2dPrimitive::refuse(plan.params)) return *bare_why;
   }
+  return plan;
+}
+
+ConvStage make_conv_stage(const GraphRewriter& rw, ir::OpId id, ConvStagePlan plan) {
+  const ir::Op& op = rw.op(id);
+  ConvStage stage{id, nullptr, plan.weight, plan.params.has_bias, std::move(plan.epilogue)};
   stage.primitive = std::make_shared<const dnnl_ops::Conv2dPrimitive>(
-      params, dnnl_ops::ConstantWeight{weight->data<float>(), constant_name(rw, op.operands[1]), 0, nullptr});
+      plan.params, dnnl_ops::ConstantWeight{plan.weight.data<float>(), constant_name(rw, op.operands[1]), 0, nullptr});
   stage.out_slice_floats = numel_of(stage.primitive->output_dims());
   return stage;
 }
 
 // The convolution that alone reads `previous`'s result as its input, in the layout `previous`
 // writes it.
-std::optional<ConvStage> chained_conv(GraphRewriter& rw, const ConvStage& previous, int64_t slices) {
+std::optional<ConvStage> chained_conv(const GraphRewriter& rw, const ConvStage& previous, int64_t slices) {
   const std::optional<ir::OpId> user = rw.single_user(previous.epilogue.result);
   if (!user || !rw.is_open(*user)) return std::nullopt;
   const ir::Op& op = rw.op(*user);
   if (op.kind != ir::OpKind::conv2d || op.operands[0] != previous.epilogue.result) return std::nullopt;
-  std::optional<ConvStage> next = plan_conv_stage(rw, *user, false, slices);
-  if (!next || !next->primitive->reads_layout_of(*previous.primitive)) return std::nullopt;
+  Planned<ConvStagePlan> planned = plan_conv_stage(rw, *user, slices);
+  if (refusal_of(planned)) return std::nullopt;
+  ConvStage next = make_conv_stage(rw, *user, std::get<ConvStagePlan>(std::move(planned)));
+  if (!next.primitive->reads_layout_of(*previous.primitive)) return std::nullopt;
   return next;
 }
 
@@ -130,22 +140,24 @@ int64_t batch_slices(const std::vector<int64_t>& input_dims) {
   return threads > 1 && batch >= threads && batch % threads == 0 ? threads : 1;
 }
 
-} // namespace
+// The head of a chain; the convolutions it reads are decided when it is lowered.
+std::optional<std::string> refuse_conv2d(const GraphRewriter& rw, ir::OpId id) {
+  const std::vector<int64_t> input_dims = rw.dims(rw.op(id).operands[0]);
+  if (input_dims.size() != 4) return "the input is not NCHW";
+  return refusal_of(plan_conv_stage(rw, id, batch_slices(input_dims)));
+}
 
-bool lower_conv2d(GraphRewriter& rw, ir::OpId id) {
+void lower_conv2d(GraphRewriter& rw, ir::OpId id) {
   const ir::Op& head = rw.op(id);
-  if (rw.dims(head.operands[0]).size() != 4) {
-    rw.refuse(id, "dnnl.conv2d", "the input is not NCHW");
-    return false;
-  }
   const int64_t slices = batch_slices(rw.dims(head.operands[0]));
-  std::optional<ConvStage> first = plan_conv_stage(rw, id, true, slices);
-  if (!first) return false;
-  std::vector<ConvStage> stages{std::move(*first)};
+  Planned<ConvStagePlan> first = plan_conv_stage(rw, id, slices);
+  std::optional<std::string> epilogue_refusal = std::get<ConvStagePlan>(first).epilogue_refusal;
+  std::vector<ConvStage> stages{make_conv_stage(rw, id, std::get<ConvStagePlan>(std::move(first)))};
   while (auto next = chained_conv(rw, stages.back(), slices))
     stages.push_back(std::move(*next));
 
-  interp::LoweredStep step{"dnnl.conv2d", {head.operands[0]}, {stages.back().epilogue.result}, id, nullptr};
+  const std::string name(kDnnlConv2d.name);
+  interp::LoweredStep step{name, {head.operands[0]}, {stages.back().epilogue.result}, id, nullptr};
   for (size_t i = 0; i < stages.size(); ++i) {
     const ConvStage& stage = stages[i];
     const ir::Op& op = rw.op(stage.id);
@@ -155,8 +167,9 @@ bool lower_conv2d(GraphRewriter& rw, ir::OpId id) {
         stage.primitive->implementation() + ", constant weight '" + constant_name(rw, op.operands[1]) + "'";
     if (i > 0) note += ", reads op " + std::to_string(stages[i - 1].id) + "'s result in its blocked layout";
     if (slices > 1) note += ", batch in " + std::to_string(slices) + " slices, one per thread";
-    rw.take(stage.id, "dnnl.conv2d", note);
-    take_epilogue(rw, stage.epilogue, "dnnl.conv2d", stage.id);
+    if (i == 0 && epilogue_refusal) note += ", not its epilogue: " + *epilogue_refusal;
+    rw.take(stage.id, name, note);
+    take_epilogue(rw, stage.epilogue, name, stage.id);
   }
   const ConvStage& last = stages.back();
   const ir::OpId end = last.epilogue.ops.empty() ? last.id : last.epilogue.ops.back();
@@ -166,7 +179,10 @@ bool lower_conv2d(GraphRewriter& rw, ir::OpId id) {
     rw.emit_step(std::move(step));
   else
     rw.emit_step_at(end, std::move(step));
-  return true;
 }
+
+} // namespace
+
+const Implementation kDnnlConv2d{{"dnnl.conv2d"}, refuse_conv2d, lower_conv2d};
 
 } // namespace kiln::jit::tier

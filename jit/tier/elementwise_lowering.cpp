@@ -34,17 +34,20 @@ private:
 // Grows one region op by op over the iteration space [rows, cols] of the first op's result dims.
 class RegionBuilder {
 public:
-  RegionBuilder(GraphRewriter& rw, ir::OpId first) : rw_(rw), space_(rw.dims(rw.op(first).results[0])) {
+  RegionBuilder(const GraphRewriter& rw, ir::OpId first) : rw_(rw), space_(rw.dims(rw.op(first).results[0])) {
     cols_ = space_.empty() ? 1 : space_.back();
     rows_ = space_.empty() ? 1 : numel_of(std::vector<int64_t>(space_.begin(), space_.end() - 1));
   }
 
-  // Adds the op when it fits the region; false leaves the region as it was.
-  bool try_add(ir::OpId id) {
+  // Adds the op when it fits the region, else leaves the region as it was and says why.
+  std::optional<std::string> try_add(ir::OpId id) {
     const ir::Op& op = rw_.op(id);
-    if (!is_elementwise(op.kind) || op.results.size() != 1 || rw_.dims(op.results[0]) != space_) return false;
+    if (!is_elementwise(op.kind)) return "not elementwise";
+    if (op.results.size() != 1 || rw_.dims(op.results[0]) != space_) return "another iteration space";
     for (ir::ValueId v : op.operands)
-      if (!node_of_.count(v) && !literal_value(v) && !classify(rw_.dims(v))) return false;
+      if (!node_of_.count(v) && !literal_value(v) && !classify(rw_.dims(v)))
+        return "operand %" + std::to_string(v) + " " + shape_to_string(shape_from_dims(rw_.dims(v))) +
+               " is not full, a row, a column or a scalar of " + shape_to_string(shape_from_dims(space_));
     RegionNode node{op.kind, {}, op.params, 0.0f, rw_.dtype(op.results[0])};
     for (ir::ValueId v : op.operands)
       node.args.push_back(argument(v));
@@ -54,7 +57,7 @@ public:
     ops_.push_back(id);
     for (ir::ValueId v : op.operands)
       ++inner_uses_[v];
-    return true;
+    return std::nullopt;
   }
 
   const std::vector<ir::OpId>& ops() const { return ops_; }
@@ -112,7 +115,7 @@ private:
     return index;
   }
 
-  GraphRewriter& rw_;
+  const GraphRewriter& rw_;
   std::vector<int64_t> space_;
   int64_t rows_ = 1;
   int64_t cols_ = 1;
@@ -125,48 +128,74 @@ private:
   std::vector<ir::OpId> ops_;
 };
 
-void leave_to_interpreter(GraphRewriter& rw, const std::vector<ir::OpId>& ops, const std::string& why) {
-  for (ir::OpId id : ops) {
-    rw.refuse(id, "xbyak", why);
-    rw.copy_op(id);
+// The region grown from `first` over the open ops after it, as far as they fit. Constants inside
+// the run are bound values, not work: they pass through without ending it and stay steps of
+// their own.
+struct GrownRegion {
+  RegionBuilder builder;
+  std::vector<ir::ValueId> outputs;
+  std::optional<std::string> first_refusal; // why `first` itself did not fit
+};
+
+GrownRegion grow_region(const GraphRewriter& rw, ir::OpId first) {
+  GrownRegion grown{RegionBuilder(rw, first), {}, std::nullopt};
+  for (ir::OpId next = first; next < rw.source().ops.size() && rw.is_open(next); ++next) {
+    if (rw.op(next).kind == ir::OpKind::constant) continue;
+    std::optional<std::string> why = grown.builder.try_add(next);
+    if (!why) continue;
+    if (next == first) grown.first_refusal = why;
+    break;
   }
+  grown.outputs = grown.builder.finish_outputs();
+  return grown;
+}
+
+// Why no kernel runs the region from `first`, or its kernel.
+Planned<std::shared_ptr<const ElementwiseKernel>> plan_region(const GrownRegion& grown) {
+  if (grown.first_refusal) return *grown.first_refusal;
+  if (grown.outputs.empty()) return "no result of the region is used";
+  std::string why_not;
+  std::shared_ptr<const ElementwiseKernel> kernel = compile_region(grown.builder.region(), &why_not);
+  if (!kernel) return why_not;
+  return kernel;
+}
+
+std::optional<std::string> refuse_region_start(const GraphRewriter& rw, ir::OpId first) {
+  const ir::Op& op = rw.op(first);
+  if (op.results.size() != 1) return "more than one result";
+  if (!shape_is_static(rw.source().type_of(op.results[0]).shape)) return "the result's dims are not static";
+  return std::nullopt;
+}
+
+// The compiled kernel is cached (by region and ISA), so lowering finds the one refusing compiled.
+std::optional<std::string> refuse_elementwise_region(const GraphRewriter& rw, ir::OpId first) {
+  if (auto why = refuse_region_start(rw, first)) return why;
+  const GrownRegion grown = grow_region(rw, first);
+  return refusal_of(plan_region(grown));
+}
+
+void lower_elementwise_region(GraphRewriter& rw, ir::OpId first) {
+  const GrownRegion grown = grow_region(rw, first);
+  const auto kernel = std::get<std::shared_ptr<const ElementwiseKernel>>(plan_region(grown));
+  const RegionBuilder& builder = grown.builder;
+  const std::string note = std::string(vector_isa_name(kernel->isa())) + ", region of " +
+                           std::to_string(builder.ops().size()) + " ops over [" + std::to_string(builder.rows()) +
+                           ", " + std::to_string(builder.cols()) + "]";
+  const std::string name(kXbyakRegion.name);
+  for (ir::OpId id : builder.ops())
+    rw.take(id, name, id == first ? note : "fused into op " + std::to_string(first));
+  interp::LoweredStep step{name, builder.input_values(), grown.outputs, first,
+                           std::make_shared<ElementwiseRunner>(kernel, builder.rows(), builder.cols())};
+  // At the region's last op: the constants passed over are steps of their own before it.
+  const ir::OpId last = builder.ops().back();
+  if (last == first)
+    rw.emit_step(std::move(step));
+  else
+    rw.emit_step_at(last, std::move(step));
 }
 
 } // namespace
 
-ir::OpId lower_elementwise_region(GraphRewriter& rw, ir::OpId first) {
-  const ir::Op& first_op = rw.op(first);
-  if (first_op.results.size() != 1 || !shape_is_static(rw.source().type_of(first_op.results[0]).shape)) return first;
-  RegionBuilder builder(rw, first);
-  ir::OpId next = first;
-  for (; next < rw.source().ops.size() && rw.is_open(next); ++next) {
-    // Constants inside a run are bound values, not work: they pass through without ending it.
-    if (rw.op(next).kind == ir::OpKind::constant) {
-      rw.copy_op(next);
-      continue;
-    }
-    if (!builder.try_add(next)) break;
-  }
-  if (builder.ops().empty()) return next;
-  const std::vector<ir::ValueId> outputs = builder.finish_outputs();
-  if (outputs.empty()) {
-    leave_to_interpreter(rw, builder.ops(), "no result of the region is used");
-    return next;
-  }
-  std::string why_not;
-  auto kernel = compile_region(builder.region(), &why_not);
-  if (!kernel) {
-    leave_to_interpreter(rw, builder.ops(), why_not);
-    return next;
-  }
-  const std::string note = std::string(vector_isa_name(kernel->isa())) + ", region of " +
-                           std::to_string(builder.ops().size()) + " ops over [" + std::to_string(builder.rows()) +
-                           ", " + std::to_string(builder.cols()) + "]";
-  rw.emit_step({"xbyak", builder.input_values(), outputs, first,
-                std::make_shared<ElementwiseRunner>(kernel, builder.rows(), builder.cols())});
-  for (ir::OpId id : builder.ops())
-    rw.take(id, "xbyak", id == builder.ops().front() ? note : "fused into op " + std::to_string(builder.ops().front()));
-  return next;
-}
+const Implementation kXbyakRegion{{"xbyak"}, refuse_elementwise_region, lower_elementwise_region};
 
 } // namespace kiln::jit::tier

@@ -114,9 +114,9 @@ Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_
   return epilogue;
 }
 
-void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, const std::string& lowering, ir::OpId head) {
+void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, std::string_view implementation, ir::OpId head) {
   for (ir::OpId id : epilogue.ops)
-    rw.take(id, lowering, "fused into op " + std::to_string(head));
+    rw.take(id, implementation, "fused into op " + std::to_string(head));
 }
 
 } // namespace kiln::jit::tier

@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // What the oneDNN lowerings (matmul, convolution chains) share: operand checks and the epilogue of
@@ -30,7 +31,7 @@ struct Epilogue {
 // Follows the single users of `start` while each fits as a post-op (a bias add first, when allowed).
 Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_allowed);
 // Records the epilogue's ops as fused into `head`.
-void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, const std::string& lowering, ir::OpId head);
+void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, std::string_view implementation, ir::OpId head);
 
 // The residual operands of a fused op (they come last), gathered without allocating on the call
 // path; oneDNN wrappers refuse more than 32 post-ops, so the array always has room. `offset`

@@ -1,15 +1,17 @@
 #pragma once
+#include "interp/implementation_list.hpp"
 #include "interp/step_runner.hpp"
 #include "jit/tier/partitioner.hpp"
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::jit::tier {
 
 // The state of one partitioning: the source graph with its use counts, the steps chosen so far (in
-// run order) and the decision taken for every source op.
+// run order) and how every source op came to run as it does.
 class GraphRewriter {
 public:
   GraphRewriter(const ir::Function& source, const runtime::WeightMap& weights);
@@ -26,25 +28,27 @@ public:
   std::vector<int64_t> dims(ir::ValueId v) const { return static_dims(source_.type_of(v).shape); }
   DType dtype(ir::ValueId v) const { return source_.type_of(v).dtype; }
 
-  // Source ops the walk must not emit again: taken by a lowering or waiting to be asked for.
+  // Source ops the walk must not decide again: taken by a lowering or waiting to be asked for.
   bool is_open(ir::OpId id) const { return state_.at(id) == State::open; }
   bool is_deferred(ir::OpId id) const { return state_.at(id) == State::deferred; }
 
-  // Emits a source op unchanged: it is a step of its own, running its interpreter kernel.
-  void copy_op(ir::OpId id);
+  // How the walk down the op's list went; its last verdict names the implementation about to take it.
+  void record_walk(ir::OpId id, interp::ImplementationWalk walk);
+  // The op stays a step of its own: the interpreter's implementation list runs it.
+  void keep_op(ir::OpId id);
   // The op becomes a step of its own only if a later step reads its result.
   void defer(ir::OpId id) { state_.at(id) = State::deferred; }
-  // Records that a lowering took the op; `note` is what KILN_LOG=jit prints for it.
-  void take(ir::OpId id, const std::string& lowering, const std::string& note);
-  // Records why a candidate lowering passed over the op.
-  void refuse(ir::OpId id, const std::string& lowering, const std::string& why);
+  // Records that `implementation` took the op into a lowered step; `note` is what KILN_LOG=jit
+  // prints for it. The op its walk chose the implementation for keeps that walk; any other (fused
+  // into the step) gets this one verdict.
+  void take(ir::OpId id, std::string_view implementation, const std::string& note);
 
   // A lowered step, emitted now, or when the partition reaches `at_op` (the last op of a fused chain)
   // when that is later.
   void emit_step(interp::LoweredStep step);
   void emit_step_at(ir::OpId at_op, interp::LoweredStep step);
-  // Emits the step scheduled at this source op, if any; true when there was one.
-  bool emit_scheduled(ir::OpId id);
+  // Emits the step scheduled at this source op, if any.
+  void emit_scheduled(ir::OpId id);
 
   Partition finish();
 
@@ -53,16 +57,13 @@ private:
 
   // Makes sure a step already produced each value: emits the deferred ops producing them.
   void emit_producers(std::span<const ir::ValueId> values);
-  void log_decisions() const;
 
   const ir::Function& source_;
   const runtime::WeightMap& weights_;
   std::vector<int> uses_;
   std::vector<std::optional<ir::OpId>> last_user_;
   std::vector<State> state_;
-  std::vector<std::string> lowering_;
-  std::vector<std::string> note_;
-  std::vector<std::vector<std::string>> refusals_;
+  std::vector<interp::ImplementationWalk> walks_;
   std::vector<std::optional<interp::LoweredStep>> scheduled_;
   std::vector<bool> produced_; // per source value: an argument, or written by a step already emitted
   std::vector<interp::PlannedStep> steps_;

@@ -1,18 +1,44 @@
-#include "interp/executor.hpp"
+#include "jit/tier/jit_executable.hpp"
+#include "ir/ops.hpp"
+#include "jit/tier/implementation_table.hpp"
 #include "jit/tier/partitioner.hpp"
 #include "jit/tier/warm_up.hpp"
+#include "runtime/log.hpp"
 
 namespace kiln::jit::tier {
 
 namespace {
 
-// Tier 1 is the interpreter's plan executor over the partition's steps: lowered steps run JIT code
-// or oneDNN primitives, every other op its interpreter kernel, with one memory plan for all.
+// An op the JIT tier left as a step of its own ends its walk down the interpreter's list: that
+// walk replaces the JIT's last verdict.
+std::vector<interp::ImplementationWalk> walks_through_both_tiers(const Partition& partition,
+                                                                 const interp::ExecutionPlan& plan) {
+  std::vector<interp::ImplementationWalk> walks = partition.walks;
+  for (size_t index = 0; index < partition.steps.size(); ++index) {
+    const ir::OpId* id = std::get_if<ir::OpId>(&partition.steps[index]);
+    if (!id) continue;
+    interp::ImplementationWalk& walk = walks.at(*id);
+    walk.pop_back();
+    const interp::ImplementationWalk& interp_walk = plan.walk(index);
+    walk.insert(walk.end(), interp_walk.begin(), interp_walk.end());
+  }
+  return walks;
+}
+
+void log_walks(const ir::Function& graph, const std::vector<interp::ImplementationWalk>& walks) {
+  for (size_t id = 0; id < graph.ops.size(); ++id) {
+    const ir::Op& op = graph.ops[id];
+    runtime::log_line(runtime::LogChannel::jit, "op " + std::to_string(id) + " kiln." +
+                                                    std::string(ir::op_info(op.kind).name) + " at " +
+                                                    op.loc.to_string() + ": " + interp::walk_to_string(walks[id]));
+  }
+}
+
 std::unique_ptr<runtime::Executable> make_jit_executable(std::shared_ptr<const ir::Function> graph,
                                                          const runtime::WeightMap& weights) {
-  Partition partition = partition_graph(*graph, weights);
-  interp::ExecutableOptions options{"jit", std::move(partition.steps), std::move(partition.ops_per_lowering)};
-  return std::make_unique<interp::InterpreterExecutable>(std::move(graph), weights, std::move(options));
+  JitBuild build = build_jit_executable(graph, weights, jit_cpu_isa());
+  if (runtime::log_enabled(runtime::LogChannel::jit)) log_walks(*graph, build.walks);
+  return std::move(build.executable);
 }
 
 struct JitTierRegistrar {
@@ -22,5 +48,14 @@ struct JitTierRegistrar {
 } const registrar;
 
 } // namespace
+
+JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
+                              interp::CpuIsa cpu) {
+  Partition partition = partition_graph(*graph, weights, cpu);
+  interp::ExecutableOptions options{"jit", partition.steps, partition.ops_per_lowering};
+  auto executable = std::make_unique<interp::InterpreterExecutable>(graph, weights, std::move(options));
+  std::vector<interp::ImplementationWalk> walks = walks_through_both_tiers(partition, executable->plan());
+  return {std::move(executable), std::move(walks)};
+}
 
 } // namespace kiln::jit::tier

@@ -1,23 +1,31 @@
 #pragma once
 #include "jit/tier/graph_rewriter.hpp"
+#include "jit/tier/implementation_table.hpp"
 #include <array>
 #include <optional>
+#include <string>
+#include <variant>
 
 namespace kiln::jit::tier {
 
-// Each lowering is a predicate plus a builder: it either takes the op at `id` (emitting or
-// scheduling a custom op and recording the decision) and returns true, or records why it refused
-// and returns false, leaving the op to the interpreter.
-bool lower_matmul(GraphRewriter& rewriter, ir::OpId id);
-bool lower_conv2d(GraphRewriter& rewriter, ir::OpId id);
-bool lower_softmax(GraphRewriter& rewriter, ir::OpId id);
-bool lower_layer_norm(GraphRewriter& rewriter, ir::OpId id);
-bool lower_pool2d(GraphRewriter& rewriter, ir::OpId id);
-bool lower_reduction(GraphRewriter& rewriter, ir::OpId id);
+// The entries the lowerings give the JIT tier's lists. Each pairs refuse_X (why the lowering cannot
+// take the op) with lower_X (takes it and what it fuses, records the ops it took, emits or
+// schedules its step).
+extern const Implementation kDnnlMatmul;
+extern const Implementation kTransposedB; // a transpose a matmul may read as a transposed B
+extern const Implementation kDnnlConv2d;  // a chain of convolutions
+extern const Implementation kDnnlSoftmax;
+extern const Implementation kDnnlLayerNorm;
+extern const Implementation kDnnlPool2d;
+extern const Implementation kDnnlReduction;
+extern const Implementation kXbyakRegion; // the run of elementwise ops starting at the op
 
-// Takes the longest run of elementwise ops starting at `first` that share one iteration space and
-// returns the id of the first op after it; returns `first` when it took nothing.
-ir::OpId lower_elementwise_region(GraphRewriter& rewriter, ir::OpId first);
+// What a lowering would build for an op, or why it cannot take it.
+template <class Plan> using Planned = std::variant<Plan, std::string>;
+template <class Plan> std::optional<std::string> refusal_of(const Planned<Plan>& planned) {
+  if (const std::string* why = std::get_if<std::string>(&planned)) return *why;
+  return std::nullopt;
+}
 
 // Whether a transpose swaps exactly the last two axes (a matmul reads it as a transposed B).
 bool swaps_last_two_axes(const ir::Op& transpose);

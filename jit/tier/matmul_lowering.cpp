@@ -1,10 +1,6 @@
-#include "core/environment.hpp"
 #include "jit/dnnl/matmul.hpp"
 #include "jit/tier/epilogue.hpp"
 #include "jit/tier/lowerings.hpp"
-#include <cstdlib>
-#include <kiln/error.hpp>
-#include <oneapi/dnnl/dnnl.hpp>
 
 namespace kiln::jit::tier {
 
@@ -36,7 +32,7 @@ private:
 };
 
 struct MatmulOperandB {
-  ir::ValueId value;
+  ir::ValueId value = 0;
   bool transposed = false;
   std::optional<ir::OpId> folded_transpose; // a transpose used only by this matmul
 };
@@ -55,7 +51,91 @@ dnnl_ops::MatmulPrimitive make_matmul(const dnnl_ops::MatmulParams& params, cons
   return dnnl_ops::MatmulPrimitive(params, dnnl_ops::ConstantWeight{constant_b->data<float>(), name, 0, nullptr});
 }
 
+// oneDNN's matmul for the op, with as much of its epilogue as the primitive takes.
+struct MatmulPlan {
+  MatmulOperandB b;
+  std::optional<Tensor> constant_b;
+  dnnl_ops::MatmulParams params;
+  Epilogue epilogue;
+  std::optional<std::string> epilogue_refusal; // why the epilogue stays out
+};
+
+Planned<MatmulPlan> plan_matmul(const GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  if (!is_f32(rw, op.operands) || !is_f32(rw, op.results)) return "not f32";
+  MatmulPlan plan;
+  plan.b = matmul_operand_b(rw, op.operands[1]);
+  plan.constant_b = constant_tensor(rw, plan.b.value);
+  plan.params = {rw.dims(op.operands[0]), rw.dims(plan.b.value), plan.b.transposed, false, {}};
+  plan.epilogue = collect_epilogue(rw, op.results[0], true);
+  plan.params.has_bias = plan.epilogue.bias.has_value();
+  plan.params.post_ops = plan.epilogue.post_ops;
+  if (auto why = dnnl_ops::MatmulPrimitive::refuse(plan.params)) {
+    if (plan.epilogue.ops.empty()) return *why;
+    plan.epilogue_refusal = *why;
+    plan.epilogue = Epilogue{{}, std::nullopt, {}, {}, op.results[0]};
+    plan.params.has_bias = false;
+    plan.params.post_ops.clear();
+    if (auto bare_why = dnnl_ops::MatmulPrimitive::refuse(plan.params)) return *bare_why;
+  }
+  return plan;
+}
+
+std::optional<std::string> refuse_matmul(const GraphRewriter& rw, ir::OpId id) {
+  return refusal_of(plan_matmul(rw, id));
+}
+
+void lower_matmul(GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  const MatmulPlan plan = std::get<MatmulPlan>(plan_matmul(rw, id));
+  const std::string b_name = plan.constant_b ? constant_name(rw, plan.b.value) : "";
+  auto primitive = make_matmul(plan.params, plan.constant_b, b_name);
+  std::string note = primitive.implementation() + (plan.b.transposed ? ", B transposed" : "") +
+                     (plan.constant_b ? ", constant B '" + b_name + "'" : "");
+  if (plan.epilogue_refusal) note += ", not its epilogue: " + *plan.epilogue_refusal;
+  auto runner = std::make_shared<MatmulRunner>(std::move(primitive), plan.constant_b, plan.params.has_bias,
+                                               int(plan.epilogue.residuals.size()));
+  const std::string name(kDnnlMatmul.name);
+  interp::LoweredStep step{name, {op.operands[0]}, {plan.epilogue.result}, id, std::move(runner)};
+  if (!plan.constant_b) step.operands.push_back(plan.b.value);
+  if (plan.epilogue.bias) step.operands.push_back(*plan.epilogue.bias);
+  step.operands.insert(step.operands.end(), plan.epilogue.residuals.begin(), plan.epilogue.residuals.end());
+  if (plan.b.folded_transpose && rw.is_deferred(*plan.b.folded_transpose))
+    rw.take(*plan.b.folded_transpose, name, "read as transposed B by op " + std::to_string(id));
+  rw.take(id, name, note);
+  take_epilogue(rw, plan.epilogue, name, id);
+  if (plan.epilogue.ops.empty())
+    rw.emit_step(std::move(step));
+  else
+    rw.emit_step_at(plan.epilogue.ops.back(), std::move(step));
+}
+
+// A transpose read only as the B operand of a matmul waits: the matmul may read its input as a
+// transposed B instead, and then the transpose never runs.
+std::optional<std::string> refuse_transposed_b(const GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  if (!swaps_last_two_axes(op)) return "it does not swap the last two axes";
+  const auto user = rw.single_user(op.results[0]);
+  const ir::Op* matmul = user ? &rw.op(*user) : nullptr;
+  if (!matmul || matmul->kind != ir::OpKind::matmul || matmul->operands[1] != op.results[0] ||
+      matmul->operands[0] == op.results[0])
+    return "its result is not read only as the B of one matmul";
+  return std::nullopt;
+}
+
+void lower_transposed_b(GraphRewriter& rw, ir::OpId id) { rw.defer(id); }
+
 } // namespace
+
+// oneDNN 2.6's f32 matmul on AVX2 (gemm:jit) repacks B on every call, and the interpreter's
+// block-parallel GEMM with the epilogue fused by xbyak measured faster there (mlp b64 1.19 vs
+// 1.98 ms, attn b1 1.47 vs 1.83 ms): below AVX-512 the matmul goes on down the list.
+const Implementation kDnnlMatmul{
+    {"dnnl.matmul", interp::CpuIsa::avx512_core, "oneDNN 2.6 repacks B every call below it; the interpreter is faster"},
+    refuse_matmul,
+    lower_matmul};
+
+const Implementation kTransposedB{{"transposed_b"}, refuse_transposed_b, lower_transposed_b};
 
 bool swaps_last_two_axes(const ir::Op& transpose) {
   const std::vector<int64_t>& perm = ir::params_of<ir::TransposeParams>(transpose).perm;
@@ -64,64 +144,6 @@ bool swaps_last_two_axes(const ir::Op& transpose) {
   for (int64_t i = 0; i + 2 < rank; ++i)
     if (perm[size_t(i)] != i) return false;
   return perm[size_t(rank - 2)] == rank - 1 && perm[size_t(rank - 1)] == rank - 2;
-}
-
-// KILN_JIT_MATMUL=dnnl|interp|auto. auto takes oneDNN only on AVX-512: oneDNN 2.6's f32 matmul on
-// AVX2 (gemm:jit) repacks B on every call, and the interpreter's block-parallel Eigen GEMM with the
-// epilogue fused by xbyak measured faster (mlp b64 1.19 vs 1.98 ms, attn b1 1.47 vs 1.83 ms).
-std::optional<std::string> matmul_left_to_interpreter() {
-  const std::string choice = env::jit_matmul().value_or("auto");
-  if (choice == "dnnl") return std::nullopt;
-  if (choice == "interp") return "KILN_JIT_MATMUL=interp";
-  if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return std::nullopt;
-  return "no AVX-512: oneDNN 2.6 repacks B every call here; the interpreter's GEMM is faster";
-}
-
-bool lower_matmul(GraphRewriter& rw, ir::OpId id) {
-  const ir::Op& op = rw.op(id);
-  if (auto why = matmul_left_to_interpreter()) {
-    rw.refuse(id, "dnnl.matmul", *why);
-    return false;
-  }
-  if (!is_f32(rw, op.operands) || !is_f32(rw, op.results)) {
-    rw.refuse(id, "dnnl.matmul", "not f32");
-    return false;
-  }
-  const MatmulOperandB b = matmul_operand_b(rw, op.operands[1]);
-  const std::optional<Tensor> constant_b = constant_tensor(rw, b.value);
-  dnnl_ops::MatmulParams params{rw.dims(op.operands[0]), rw.dims(b.value), b.transposed, false, {}};
-  Epilogue epilogue = collect_epilogue(rw, op.results[0], true);
-  params.has_bias = epilogue.bias.has_value();
-  params.post_ops = epilogue.post_ops;
-  if (auto why = dnnl_ops::MatmulPrimitive::refuse(params)) {
-    rw.refuse(id, "dnnl.matmul with its epilogue", *why);
-    epilogue = Epilogue{{}, std::nullopt, {}, {}, op.results[0]};
-    params.has_bias = false;
-    params.post_ops.clear();
-    if (auto bare_why = dnnl_ops::MatmulPrimitive::refuse(params)) {
-      rw.refuse(id, "dnnl.matmul", *bare_why);
-      return false;
-    }
-  }
-  const std::string b_name = constant_b ? constant_name(rw, b.value) : "";
-  auto primitive = make_matmul(params, constant_b, b_name);
-  const std::string note = primitive.implementation() + (b.transposed ? ", B transposed" : "") +
-                           (constant_b ? ", constant B '" + b_name + "'" : "");
-  auto runner =
-      std::make_shared<MatmulRunner>(std::move(primitive), constant_b, params.has_bias, int(epilogue.residuals.size()));
-  interp::LoweredStep step{"dnnl.matmul", {op.operands[0]}, {epilogue.result}, id, std::move(runner)};
-  if (!constant_b) step.operands.push_back(b.value);
-  if (epilogue.bias) step.operands.push_back(*epilogue.bias);
-  step.operands.insert(step.operands.end(), epilogue.residuals.begin(), epilogue.residuals.end());
-  if (b.folded_transpose && rw.is_deferred(*b.folded_transpose))
-    rw.take(*b.folded_transpose, "dnnl.matmul", "read as transposed B by op " + std::to_string(id));
-  rw.take(id, "dnnl.matmul", note);
-  take_epilogue(rw, epilogue, "dnnl.matmul", id);
-  if (epilogue.ops.empty())
-    rw.emit_step(std::move(step));
-  else
-    rw.emit_step_at(epilogue.ops.back(), std::move(step));
-  return true;
 }
 
 } // namespace kiln::jit::tier

@@ -1,4 +1,5 @@
 #pragma once
+#include "interp/implementation_list.hpp"
 #include "interp/step_runner.hpp"
 #include "ir/graph.hpp"
 #include "runtime/executable.hpp"
@@ -9,15 +10,18 @@
 namespace kiln::jit::tier {
 
 // How the JIT tier runs a static graph: its steps in run order, each a lowered step (generated code,
-// oneDNN primitives) or an op left as a step of its own, running its interpreter kernel.
+// oneDNN primitives) or an op left as a step of its own for the interpreter's list to run.
 struct Partition {
   std::vector<interp::PlannedStep> steps;
-  // Source ops per lowering: "xbyak", "dnnl.matmul", ..., "interp".
+  // Source ops per implementation that took them: "xbyak", "dnnl.matmul", ..., "interp", "extension".
   std::map<std::string, int> ops_per_lowering;
+  // Per source op: the walk down the JIT tier's list for its kind (a single verdict for an op fused
+  // into another's step).
+  std::vector<interp::ImplementationWalk> walks;
 };
 
-// Never all-or-nothing: an op no lowering accepts stays an interpreter op. With KILN_LOG=jit, one
-// line per original op says which lowering took it or why each candidate refused.
-Partition partition_graph(const ir::Function& source, const runtime::WeightMap& weights);
+// Never all-or-nothing: each op walks its kind's list (implementation_table.hpp) on `cpu`, whose
+// last entry leaves it to the interpreter.
+Partition partition_graph(const ir::Function& source, const runtime::WeightMap& weights, interp::CpuIsa cpu);
 
 } // namespace kiln::jit::tier

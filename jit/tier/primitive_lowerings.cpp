@@ -44,24 +44,79 @@ bool all_f32(const GraphRewriter& rw, const ir::Op& op) {
   return true;
 }
 
-// The shared tail of every one-op lowering: check, build, emit a custom op with the op's operands.
+// The shared check of every one-op lowering: f32, and params the primitive accepts.
+template <class Primitive, class Params>
+std::optional<std::string> refuse_one_op(const GraphRewriter& rw, ir::OpId id, const Params& params) {
+  if (!all_f32(rw, rw.op(id))) return "not f32";
+  return Primitive::refuse(params);
+}
+
+// The shared tail of every one-op lowering: build, emit a step over the op's operands.
 template <class Primitive, class Params, class MakeRunner>
-bool lower_one_op(GraphRewriter& rw, ir::OpId id, const std::string& lowering, const Params& params,
+void lower_one_op(GraphRewriter& rw, ir::OpId id, std::string_view implementation, const Params& params,
                   MakeRunner make_runner) {
   const ir::Op& op = rw.op(id);
-  if (!all_f32(rw, op)) {
-    rw.refuse(id, lowering, "not f32");
-    return false;
-  }
-  if (auto why = Primitive::refuse(params)) {
-    rw.refuse(id, lowering, *why);
-    return false;
-  }
   Primitive primitive(params);
-  const std::string implementation = primitive.implementation();
-  rw.emit_step({lowering, op.operands, op.results, id, make_runner(std::move(primitive))});
-  rw.take(id, lowering, implementation);
-  return true;
+  const std::string note = primitive.implementation();
+  rw.take(id, implementation, note);
+  rw.emit_step({std::string(implementation), op.operands, op.results, id, make_runner(std::move(primitive))});
+}
+
+template <class Primitive> auto unary_runner() {
+  return [](Primitive primitive) { return std::make_shared<UnaryPrimitiveRunner<Primitive>>(std::move(primitive)); };
+}
+
+dnnl_ops::SoftmaxParams softmax_params(const GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  return {rw.dims(op.operands[0]), ir::params_of<ir::AxisParams>(op).axis, op.kind == ir::OpKind::log_softmax};
+}
+
+std::optional<std::string> refuse_softmax(const GraphRewriter& rw, ir::OpId id) {
+  return refuse_one_op<dnnl_ops::SoftmaxPrimitive>(rw, id, softmax_params(rw, id));
+}
+
+void lower_softmax(GraphRewriter& rw, ir::OpId id) {
+  lower_one_op<dnnl_ops::SoftmaxPrimitive>(rw, id, kDnnlSoftmax.name, softmax_params(rw, id),
+                                           unary_runner<dnnl_ops::SoftmaxPrimitive>());
+}
+
+dnnl_ops::LayerNormParams layer_norm_params(const GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  const ir::NormParams& norm = ir::params_of<ir::NormParams>(op);
+  return {rw.dims(op.operands[0]), norm.axis, op.operands.size() > 1, op.operands.size() > 2, float(norm.eps)};
+}
+
+std::optional<std::string> refuse_layer_norm(const GraphRewriter& rw, ir::OpId id) {
+  return refuse_one_op<dnnl_ops::LayerNormPrimitive>(rw, id, layer_norm_params(rw, id));
+}
+
+void lower_layer_norm(GraphRewriter& rw, ir::OpId id) {
+  const dnnl_ops::LayerNormParams params = layer_norm_params(rw, id);
+  lower_one_op<dnnl_ops::LayerNormPrimitive>(
+      rw, id, kDnnlLayerNorm.name, params, [&](dnnl_ops::LayerNormPrimitive primitive) {
+        return std::make_shared<LayerNormRunner>(std::move(primitive), params.has_weight, params.has_bias);
+      });
+}
+
+dnnl_ops::Pool2dParams pool2d_params(const GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  dnnl_ops::PoolKind kind = dnnl_ops::PoolKind::max;
+  const ir::PoolParams* window = std::get_if<ir::PoolParams>(&op.params);
+  if (const auto* avg = std::get_if<ir::AvgPoolParams>(&op.params)) {
+    kind = avg->count_include_pad ? dnnl_ops::PoolKind::avg_include_pad : dnnl_ops::PoolKind::avg_exclude_pad;
+    window = &avg->window;
+  }
+  if (!window) ir::throw_params_mismatch(op);
+  return {rw.dims(op.operands[0]), kind, window->kernel, window->stride, window->padding};
+}
+
+std::optional<std::string> refuse_pool2d(const GraphRewriter& rw, ir::OpId id) {
+  return refuse_one_op<dnnl_ops::Pool2dPrimitive>(rw, id, pool2d_params(rw, id));
+}
+
+void lower_pool2d(GraphRewriter& rw, ir::OpId id) {
+  lower_one_op<dnnl_ops::Pool2dPrimitive>(rw, id, kDnnlPool2d.name, pool2d_params(rw, id),
+                                          unary_runner<dnnl_ops::Pool2dPrimitive>());
 }
 
 // Whether `axes` (negative counting from the end) are exactly the last axes.size() axes; no axes
@@ -80,62 +135,35 @@ bool reduces_trailing_axes(const std::vector<int64_t>& dims, const std::vector<i
   return true;
 }
 
-template <class Primitive> auto unary_runner() {
-  return [](Primitive primitive) { return std::make_shared<UnaryPrimitiveRunner<Primitive>>(std::move(primitive)); };
-}
-
-} // namespace
-
-bool lower_softmax(GraphRewriter& rw, ir::OpId id) {
-  const ir::Op& op = rw.op(id);
-  const dnnl_ops::SoftmaxParams params{rw.dims(op.operands[0]), ir::params_of<ir::AxisParams>(op).axis,
-                                       op.kind == ir::OpKind::log_softmax};
-  return lower_one_op<dnnl_ops::SoftmaxPrimitive>(rw, id, "dnnl.softmax", params,
-                                                  unary_runner<dnnl_ops::SoftmaxPrimitive>());
-}
-
-bool lower_layer_norm(GraphRewriter& rw, ir::OpId id) {
-  const ir::Op& op = rw.op(id);
-  const bool has_weight = op.operands.size() > 1;
-  const bool has_bias = op.operands.size() > 2;
-  const ir::NormParams& norm = ir::params_of<ir::NormParams>(op);
-  const dnnl_ops::LayerNormParams params{rw.dims(op.operands[0]), norm.axis, has_weight, has_bias, float(norm.eps)};
-  return lower_one_op<dnnl_ops::LayerNormPrimitive>(
-      rw, id, "dnnl.layer_norm", params, [&](dnnl_ops::LayerNormPrimitive primitive) {
-        return std::make_shared<LayerNormRunner>(std::move(primitive), has_weight, has_bias);
-      });
-}
-
-bool lower_pool2d(GraphRewriter& rw, ir::OpId id) {
-  const ir::Op& op = rw.op(id);
-  dnnl_ops::PoolKind kind = dnnl_ops::PoolKind::max;
-  const ir::PoolParams* window = std::get_if<ir::PoolParams>(&op.params);
-  if (const auto* avg = std::get_if<ir::AvgPoolParams>(&op.params)) {
-    kind = avg->count_include_pad ? dnnl_ops::PoolKind::avg_include_pad : dnnl_ops::PoolKind::avg_exclude_pad;
-    window = &avg->window;
-  }
-  if (!window) ir::throw_params_mismatch(op);
-  const dnnl_ops::Pool2dParams params{rw.dims(op.operands[0]), kind, window->kernel, window->stride, window->padding};
-  return lower_one_op<dnnl_ops::Pool2dPrimitive>(rw, id, "dnnl.pool2d", params,
-                                                 unary_runner<dnnl_ops::Pool2dPrimitive>());
-}
-
-bool lower_reduction(GraphRewriter& rw, ir::OpId id) {
+dnnl_ops::ReductionParams reduction_params(const GraphRewriter& rw, ir::OpId id) {
   const ir::Op& op = rw.op(id);
   dnnl_ops::ReduceKind kind = dnnl_ops::ReduceKind::sum;
   if (op.kind == ir::OpKind::reduce_mean) kind = dnnl_ops::ReduceKind::mean;
   if (op.kind == ir::OpKind::reduce_max) kind = dnnl_ops::ReduceKind::max;
   if (op.kind == ir::OpKind::reduce_min) kind = dnnl_ops::ReduceKind::min;
   const ir::ReduceParams& reduce = ir::params_of<ir::ReduceParams>(op);
-  if (reduces_trailing_axes(rw.dims(op.operands[0]), reduce.axes)) {
-    // Measured on the cnn workload's global average pool ([8, 64, 32, 32] -> [8, 64, 1, 1]): oneDNN
-    // 2.6's reduction took 2-8 ms, the interpreter's contiguous row reduction well under 1 ms.
-    rw.refuse(id, "dnnl.reduction", "trailing axes: the interpreter's row reduction is faster");
-    return false;
-  }
-  const dnnl_ops::ReductionParams params{rw.dims(op.operands[0]), kind, reduce.axes, reduce.keepdims};
-  return lower_one_op<dnnl_ops::ReductionPrimitive>(rw, id, "dnnl.reduction", params,
-                                                    unary_runner<dnnl_ops::ReductionPrimitive>());
+  return {rw.dims(op.operands[0]), kind, reduce.axes, reduce.keepdims};
 }
+
+std::optional<std::string> refuse_reduction(const GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  // Measured on the cnn workload's global average pool ([8, 64, 32, 32] -> [8, 64, 1, 1]): oneDNN
+  // 2.6's reduction took 2-8 ms, the interpreter's contiguous row reduction well under 1 ms.
+  if (reduces_trailing_axes(rw.dims(op.operands[0]), ir::params_of<ir::ReduceParams>(op).axes))
+    return "trailing axes: the interpreter's row reduction is faster";
+  return refuse_one_op<dnnl_ops::ReductionPrimitive>(rw, id, reduction_params(rw, id));
+}
+
+void lower_reduction(GraphRewriter& rw, ir::OpId id) {
+  lower_one_op<dnnl_ops::ReductionPrimitive>(rw, id, kDnnlReduction.name, reduction_params(rw, id),
+                                             unary_runner<dnnl_ops::ReductionPrimitive>());
+}
+
+} // namespace
+
+const Implementation kDnnlSoftmax{{"dnnl.softmax"}, refuse_softmax, lower_softmax};
+const Implementation kDnnlLayerNorm{{"dnnl.layer_norm"}, refuse_layer_norm, lower_layer_norm};
+const Implementation kDnnlPool2d{{"dnnl.pool2d"}, refuse_pool2d, lower_pool2d};
+const Implementation kDnnlReduction{{"dnnl.reduction"}, refuse_reduction, lower_reduction};
 
 } // namespace kiln::jit::tier

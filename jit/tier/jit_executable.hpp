@@ -1,0 +1,20 @@
+#pragma once
+#include "interp/executor.hpp"
+#include "interp/implementation_list.hpp"
+#include <memory>
+#include <vector>
+
+namespace kiln::jit::tier {
+
+// Tier 1 is the interpreter's plan executor over the partition's steps: lowered steps run JIT code
+// or oneDNN primitives, every other op what the interpreter's list picks, with one memory plan for
+// all. `walks` says, per op of `graph`, how it came to run as it does: the JIT tier's list, then
+// for an op left as a step of its own, the interpreter's list. KILN_LOG=jit prints them.
+struct JitBuild {
+  std::unique_ptr<interp::InterpreterExecutable> executable;
+  std::vector<interp::ImplementationWalk> walks;
+};
+JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
+                              interp::CpuIsa cpu);
+
+} // namespace kiln::jit::tier
