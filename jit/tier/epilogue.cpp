@@ -15,67 +15,130 @@ std::optional<float> scalar_constant(const GraphRewriter& rw, ir::ValueId v) {
   return float(value.item_as_double());
 }
 
-std::optional<Activation> activation_of(const ir::Op& op) {
-  switch (op.kind) {
-  case ir::OpKind::relu: return Activation::relu;
-  case ir::OpKind::tanh: return Activation::tanh;
-  case ir::OpKind::sigmoid: return Activation::sigmoid;
-  case ir::OpKind::silu: return Activation::silu;
-  case ir::OpKind::gelu:
-    return ir::params_of<ir::GeluParams>(op).form == ir::GeluForm::tanh ? Activation::gelu_tanh : Activation::gelu_erf;
-  default: return std::nullopt;
+// The post-op of one of the activations absorb() takes.
+Activation activation_of(const ir::Op& op) {
+  if (op.kind == ir::OpKind::relu) return Activation::relu;
+  if (op.kind == ir::OpKind::tanh) return Activation::tanh;
+  if (op.kind == ir::OpKind::sigmoid) return Activation::sigmoid;
+  if (op.kind == ir::OpKind::silu) return Activation::silu;
+  return ir::params_of<ir::GeluParams>(op).form == ir::GeluForm::tanh ? Activation::gelu_tanh : Activation::gelu_erf;
+}
+
+// The other operand of a binary op on `current`, when it is a distinct f32 value, and whether
+// `current` is the op's first operand.
+std::optional<std::pair<ir::ValueId, bool>> other_operand(const GraphRewriter& rw, const ir::Op& op,
+                                                          ir::ValueId current) {
+  if (op.operands.size() != 2 || op.operands[0] == op.operands[1]) return std::nullopt;
+  const auto other = op.operands[0] == current ? std::pair{op.operands[1], true} : std::pair{op.operands[0], false};
+  if (rw.dtype(other.first) != DType::f32) return std::nullopt;
+  return other;
+}
+
+// A bias row first (when allowed), else a residual of the result's dims.
+bool absorb_add(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool bias_allowed, Epilogue& epilogue) {
+  const auto other = other_operand(rw, op, current);
+  if (!other) return false;
+  const std::vector<int64_t> current_dims = rw.dims(current);
+  const std::vector<int64_t> other_dims = rw.dims(other->first);
+  const int64_t n = current_dims.back();
+  if (bias_allowed && !epilogue.bias && epilogue.post_ops.empty() && !other_dims.empty() && other_dims.back() == n &&
+      numel_of(other_dims) == n) {
+    epilogue.bias = other->first;
+    return true;
   }
+  if (other_dims != current_dims) return false;
+  epilogue.residuals.push_back(other->first);
+  epilogue.post_ops.push_back(PostOp::add_residual());
+  return true;
 }
 
-// The other operand of a binary op on `current`, and whether `current` is its first operand.
-std::pair<ir::ValueId, bool> other_operand(const ir::Op& op, ir::ValueId current) {
-  return op.operands[0] == current ? std::pair{op.operands[1], true} : std::pair{op.operands[0], false};
+// A product or quotient by a scalar constant (the result divided, never the divisor).
+bool absorb_scale(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, Epilogue& epilogue) {
+  const auto other = other_operand(rw, op, current);
+  if (!other) return false;
+  const std::optional<float> factor = scalar_constant(rw, other->first);
+  if (!factor) return false;
+  if (op.kind == ir::OpKind::mul) {
+    epilogue.post_ops.push_back(PostOp::linear(*factor, 0.0f));
+    return true;
+  }
+  if (!other->second) return false;
+  epilogue.post_ops.push_back(PostOp::linear(1.0f / *factor, 0.0f));
+  return true;
 }
 
-// Folds one more op into the epilogue; false when it does not fit.
+// clamp(current, lo, hi) with scalar constant bounds: oneDNN's clip.
+bool absorb_clamp(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, Epilogue& epilogue) {
+  const std::optional<float> lo = scalar_constant(rw, op.operands[1]), hi = scalar_constant(rw, op.operands[2]);
+  if (op.operands[0] != current || !lo || !hi) return false;
+  epilogue.post_ops.push_back(PostOp::clip(*lo, *hi));
+  return true;
+}
+
+// Folds one more op into the epilogue; false when it does not fit. The switch names every OpKind,
+// so -Wswitch asks whether a new op can be a post-op.
 bool absorb(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool bias_allowed, Epilogue& epilogue) {
   if (op.results.size() != 1 || rw.dims(op.results[0]) != rw.dims(current) || !is_f32(rw, op.results)) return false;
-  if (auto activation = activation_of(op)) {
-    epilogue.post_ops.push_back(PostOp::apply(*activation));
-    return true;
-  }
-  if (op.kind == ir::OpKind::clamp) {
-    const auto lo = scalar_constant(rw, op.operands[1]), hi = scalar_constant(rw, op.operands[2]);
-    if (op.operands[0] != current || !lo || !hi) return false;
-    epilogue.post_ops.push_back(PostOp::clip(*lo, *hi));
-    return true;
-  }
-  if (op.operands.size() != 2 || op.operands[0] == op.operands[1]) return false;
-  const auto [other, current_first] = other_operand(op, current);
-  if (rw.dtype(other) != DType::f32) return false;
-  const std::vector<int64_t> current_dims = rw.dims(current);
-  const std::vector<int64_t> other_dims = rw.dims(other);
-  const int64_t n = current_dims.back();
+  using ir::OpKind;
   switch (op.kind) {
-  case ir::OpKind::add:
-    if (bias_allowed && !epilogue.bias && epilogue.post_ops.empty() && !other_dims.empty() && other_dims.back() == n &&
-        numel_of(other_dims) == n) {
-      epilogue.bias = other;
-      return true;
-    }
-    if (other_dims != current_dims) return false;
-    epilogue.residuals.push_back(other);
-    epilogue.post_ops.push_back(PostOp::add_residual());
-    return true;
-  case ir::OpKind::mul:
-    if (auto factor = scalar_constant(rw, other)) {
-      epilogue.post_ops.push_back(PostOp::linear(*factor, 0.0f));
-      return true;
-    }
-    return false;
-  case ir::OpKind::div:
-    if (auto divisor = scalar_constant(rw, other); divisor && current_first) {
-      epilogue.post_ops.push_back(PostOp::linear(1.0f / *divisor, 0.0f));
-      return true;
-    }
-    return false;
-  default: return false;
+  case OpKind::relu:
+  case OpKind::tanh:
+  case OpKind::sigmoid:
+  case OpKind::silu:
+  case OpKind::gelu: epilogue.post_ops.push_back(PostOp::apply(activation_of(op))); return true;
+  case OpKind::add: return absorb_add(rw, op, current, bias_allowed, epilogue);
+  case OpKind::mul:
+  case OpKind::div: return absorb_scale(rw, op, current, epilogue);
+  case OpKind::clamp: return absorb_clamp(rw, op, current, epilogue);
+  case OpKind::neg:
+  case OpKind::abs:
+  case OpKind::exp:
+  case OpKind::log:
+  case OpKind::sqrt:
+  case OpKind::rsqrt:
+  case OpKind::erf:
+  case OpKind::sin:
+  case OpKind::cos:
+  case OpKind::sub:
+  case OpKind::pow:
+  case OpKind::maximum:
+  case OpKind::minimum:
+  case OpKind::compare:
+  case OpKind::where:
+  case OpKind::cast:
+  case OpKind::reduce_sum:
+  case OpKind::reduce_mean:
+  case OpKind::reduce_max:
+  case OpKind::reduce_min:
+  case OpKind::argmax:
+  case OpKind::softmax:
+  case OpKind::log_softmax:
+  case OpKind::layer_norm:
+  case OpKind::rms_norm:
+  case OpKind::batch_norm:
+  case OpKind::matmul:
+  case OpKind::conv2d:
+  case OpKind::max_pool2d:
+  case OpKind::avg_pool2d:
+  case OpKind::reshape:
+  case OpKind::transpose:
+  case OpKind::broadcast_to:
+  case OpKind::concat:
+  case OpKind::split:
+  case OpKind::slice:
+  case OpKind::squeeze:
+  case OpKind::unsqueeze:
+  case OpKind::gather:
+  case OpKind::pad:
+  case OpKind::constant:
+  case OpKind::constant_external:
+  case OpKind::full:
+  case OpKind::arange:
+  case OpKind::buffer_store:
+  case OpKind::call:
+  case OpKind::custom: return false;
   }
+  return false;
 }
 
 } // namespace
