@@ -137,12 +137,12 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights, std::span<con
   for (const ir::Op& op : fn.ops) {
     if (op.kind == ir::OpKind::constant) {
       ValuePlan& value = values_[op.results.at(0)];
-      value.bound = op.attrs.get_tensor("value");
+      value.bound = ir::params_of<ir::ConstantParams>(op).value;
       check_bound_tensor(value.bound, value, op, ErrorKind::shape);
       value.storage = Storage::bound;
     } else if (op.kind == ir::OpKind::constant_external) {
       ValuePlan& value = values_[op.results.at(0)];
-      const std::string& name = op.attrs.get_string("name");
+      const std::string& name = ir::params_of<ir::ExternalParams>(op).name;
       auto weight = weights.find(name);
       if (weight == weights.end())
         throw Error(ErrorKind::weight, op_place(op) + ": no weight named '" + name + "' is bound");
