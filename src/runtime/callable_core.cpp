@@ -48,6 +48,7 @@ struct CallableCore::State {
   std::shared_ptr<const ir::Module> optimized; // after the default passes: what tiers specialise
   TreeLeaves spec;
   std::map<std::string, Tensor> own_weights;
+  uint64_t own_weights_owner = 0; // tells this callable's own weights apart from other callables'
   std::map<std::string, ir::ValueType> weight_types;
   std::shared_ptr<Session> session;
   TierPolicy policy;
@@ -82,8 +83,11 @@ CallableCore::State::signature_key(const std::vector<ir::ValueType>& types, uint
   for (size_t i = 0; i < types.size(); ++i)
     signature->text += (i ? ", " : "") + std::string(dtype_name(types[i].dtype)) + shape_to_string(types[i].shape);
   // Only the versions of the registry weights this graph reads are part of the key: setting any
-  // other weight leaves its executables alone.
+  // other weight leaves its executables alone. Own weights never change, but are this callable's:
+  // another callable of the same graph with other own weights must not share its executables.
   signature->key = fingerprint + "|" + signature->text + "|w";
+  if (registry_weights.size() != weight_types.size())
+    signature->key = "own weights of " + std::to_string(own_weights_owner) + "|" + signature->key;
   for (const std::string& name : registry_weights) {
     signature->weight_versions.push_back(session->weights().version(name));
     signature->key += std::to_string(signature->weight_versions.back()) + ",";
@@ -246,6 +250,8 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
   state_->module = std::move(module);
   state_->spec = std::move(spec);
   state_->own_weights = options.weights;
+  static std::atomic<uint64_t> callables{0};
+  state_->own_weights_owner = ++callables;
   state_->session = options.session ? options.session : Session::default_session();
   state_->policy = options.tiers.value_or(state_->session->policy());
   state_->weight_types = declared_weights(*state_->module);
