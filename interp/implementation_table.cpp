@@ -49,7 +49,7 @@ std::optional<std::string> refuse_packed_gemm(const StepQuery& query) {
 }
 
 StepChoice run_packed_gemm(const StepQuery& query) {
-  std::shared_ptr<const StepRunner> runner = make_packed_matmul(query.graph, query.op, query.values);
+  std::shared_ptr<const StepRunner> runner = make_packed_matmul(query.graph, query.op, query.values, query.forms);
   if (!runner) throw Error(ErrorKind::internal, op_place(query.op) + ": packed_gemm accepted a matmul it cannot pack");
   return {StepKind::runner, nullptr, std::move(runner), {}};
 }

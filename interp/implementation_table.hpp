@@ -15,6 +15,7 @@ struct StepQuery {
   const ir::Function& graph;
   const ir::Op& op;
   const std::vector<ValuePlan>& values;
+  runtime::WeightForms* forms; // the session's packed and precomputed weight forms; may be null
 };
 
 // What the plan's step does for an op an entry took.

@@ -3,8 +3,6 @@
 #include "interp/kernels/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/packed_gemm.hpp"
-#include "interp/shared_cache.hpp"
-#include "interp/tensor_fingerprint.hpp"
 #include "kiln_config.h"
 #include <cstdlib>
 
@@ -35,15 +33,6 @@ public:
 private:
   Tensor packed_;
 };
-
-// One packed copy per weight, shared by every plan that multiplies by it (each batch size and each
-// tier builds its own plan), alive while any of them is. Weights are matched by fingerprint
-// (address and contents, tensor_fingerprint.hpp).
-std::shared_ptr<const PackedB> shared_packed_b(const Tensor& source, int64_t k, int64_t n, bool transposed) {
-  // Never destroyed: a promotion still running on a session's compile thread at exit may use it.
-  static auto& cache = *new SharedCache<std::pair<TensorFingerprint, bool>, PackedB>;
-  return cache.get({fingerprint(source), transposed}, [&] { return PackedB(source, k, n, transposed); });
-}
 
 class PackedMatmul final : public StepRunner {
 public:
@@ -96,22 +85,23 @@ bool packing_disabled() {
 }
 
 // The bound weight B is the transpose of (F::linear stages x @ transpose(W)), else B itself.
-std::pair<const Tensor*, bool> pack_source(const ir::Function& fn, ir::ValueId b,
-                                           const std::vector<ValuePlan>& values) {
+std::pair<const ValuePlan*, bool> pack_source(const ir::Function& fn, ir::ValueId b,
+                                              const std::vector<ValuePlan>& values) {
   const int32_t def = fn.values[b].def_op;
   if (def != ir::kNoOp && values[b].dims.size() == 2) {
     const ir::Op& op = fn.ops[size_t(def)];
-    if (op.kind == ir::OpKind::transpose && op.attrs.get_ints("perm") == std::vector<int64_t>{1, 0} &&
+    if (op.kind == ir::OpKind::transpose && ir::params_of<ir::TransposeParams>(op).perm == std::vector<int64_t>{1, 0} &&
         values[op.operands[0]].storage == Storage::bound && values[op.operands[0]].dtype == DType::f32)
-      return {&values[op.operands[0]].bound, true};
+      return {&values[op.operands[0]], true};
   }
-  return {&values[b].bound, false};
+  return {&values[b], false};
 }
 
 } // namespace
 
 std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
-                                                     const std::vector<ValuePlan>& values) {
+                                                     const std::vector<ValuePlan>& values,
+                                                     runtime::WeightForms* forms) {
   if (!cpu_has_avx2_fma() || packing_disabled()) return nullptr;
   if (op.kind != ir::OpKind::matmul || op.operands.size() != 2) return nullptr;
   const ValuePlan &a = values[op.operands[0]], &b = values[op.operands[1]], &out = values[op.results.at(0)];
@@ -125,11 +115,15 @@ std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, con
       out.dims.back() != n || numel_of(out.dims) != numel_of(a.dims) / k * n)
     return nullptr;
   const auto [source, transposed] = pack_source(fn, op.operands[1], values);
-  return std::make_shared<PackedMatmul>(shared_packed_b(*source, k, n, transposed), k, n);
+  std::optional<runtime::WeightFormKey> key;
+  if (source->bound_key)
+    key = runtime::derived_key("interp.packed_b", {&*source->bound_key}, transposed ? "transposed" : "");
+  auto packed = runtime::shared_form<PackedB>(forms, key, [&] { return PackedB(source->bound, k, n, transposed); });
+  return std::make_shared<PackedMatmul>(std::move(packed), k, n);
 }
 #else
-std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function&, const ir::Op&,
-                                                     const std::vector<ValuePlan>&) {
+std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function&, const ir::Op&, const std::vector<ValuePlan>&,
+                                                     runtime::WeightForms*) {
   return nullptr; // the Eigen kernel runs
 }
 #endif

@@ -110,7 +110,7 @@ ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const ru
   for (const PlannedStep& step : steps)
     if (const ir::OpId* id = std::get_if<ir::OpId>(&step)) own_ops.push_back(&graph_->ops.at(*id));
   plan_values(weights, own_ops);
-  plan_steps(steps);
+  plan_steps(steps, weights.forms());
   plan_arena_offsets();
   plan_outputs();
 }
@@ -147,11 +147,12 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights, std::span<con
       if (weight == weights.end())
         throw Error(ErrorKind::weight, op_place(op) + ": no weight named '" + name + "' is bound");
       value.bound = weight->second;
+      value.bound_key = weights.key(name);
       check_bound_tensor(value.bound, value, op, ErrorKind::weight);
       value.storage = Storage::bound;
     }
   }
-  precompute_bound_ops(own_ops);
+  precompute_bound_ops(own_ops, weights.forms());
   for (ir::ValueId v : fn.outputs)
     if (values_.at(v).storage == Storage::arena) values_[v].storage = Storage::output;
   for (const ir::Op* own : own_ops) {
@@ -169,14 +170,12 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights, std::span<con
   }
 }
 
-void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops) {
+void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms) {
   for (const ir::Op* own : own_ops) {
     const ir::Op& op = *own;
     if (!worth_precomputing(op, values_)) continue;
-    std::vector<Tensor> operands;
-    for (ir::ValueId v : op.operands)
-      operands.push_back(values_[v].bound);
-    PrecomputedResults results = shared_precomputed(op, operands, [&] {
+    const std::optional<runtime::WeightFormKey> key = precomputed_key(op, values_);
+    PrecomputedResults results = runtime::shared_form<std::vector<Tensor>>(forms, key, [&] {
       std::vector<View> views;
       for (ir::ValueId v : op.operands)
         views.push_back(View{const_cast<void*>(values_[v].bound.raw_data()), values_[v].dtype, values_[v].dims});
@@ -191,13 +190,14 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops)
     });
     for (size_t i = 0; i < op.results.size(); ++i) {
       values_[op.results[i]].bound = (*results)[i];
+      values_[op.results[i]].bound_key = precomputed_result_key(key, i);
       values_[op.results[i]].storage = Storage::bound;
     }
     precomputed_.push_back(std::move(results));
   }
 }
 
-void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps) {
+void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms) {
   for (const PlannedStep& planned : steps) {
     PlanStep step;
     ImplementationWalk walk;
@@ -212,7 +212,7 @@ void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps) {
       results = lowered->results;
     } else {
       step.op = &graph_->ops.at(std::get<ir::OpId>(planned));
-      walk = choose_implementation(*step.op, step);
+      walk = choose_implementation(*step.op, step, forms);
       operands = step.op->operands;
       results = step.op->results;
     }
@@ -234,7 +234,7 @@ void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps) {
 
 // Values bound or aliased when planning need no code; any other op runs what the first entry of its
 // kind's list that takes it creates.
-ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanStep& step) {
+ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms) {
   const Storage storage = op.results.empty() ? Storage::arena : values_[op.results[0]].storage;
   if (storage == Storage::bound) {
     step.kind = StepKind::bind;
@@ -245,7 +245,7 @@ ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanSt
     step.kind = StepKind::alias;
     return {Verdict{"alias", std::nullopt, {}}};
   }
-  const StepQuery query{*graph_, op, values_};
+  const StepQuery query{*graph_, op, values_, forms};
   ImplementationWalk walk;
   const Implementation* taker = walk_implementations(
       interp_implementations(op.kind), interp_cpu_isa(),

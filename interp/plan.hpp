@@ -5,6 +5,7 @@
 #include "runtime/executable.hpp"
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct ValuePlan {
   uint32_t arg_index = 0;     // Storage::argument
   ir::ValueId alias_root = 0; // Storage::alias: never itself an alias
   Tensor bound;               // Storage::bound: keeps the constant's or weight's storage alive
+  // Storage::bound: its key among the session's weight forms (runtime/weight_forms.hpp); nullopt for
+  // an embedded constant and what is computed from one, whose forms are the plan's own.
+  std::optional<runtime::WeightFormKey> bound_key;
 };
 
 // What the executor does for one op.
@@ -108,9 +112,9 @@ public:
 
 private:
   void plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops);
-  void precompute_bound_ops(std::span<const ir::Op* const> own_ops);
-  void plan_steps(std::span<const PlannedStep> steps);
-  ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step);
+  void precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms);
+  void plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms);
+  ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms);
   void plan_arena_offsets();
   void plan_outputs();
 

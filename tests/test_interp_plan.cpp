@@ -511,31 +511,6 @@ TEST_CASE("ops over weights only run once when the plan is built, not on every c
   }
 }
 
-TEST_CASE("plans over the same weights share one precomputed value; other weights get their own") {
-  // Each signature and tier builds a plan; all of them over one weight hold one transposed copy.
-  auto transposed_weight = [](const Tensor& weight, int64_t batch) {
-    GraphBuilder g;
-    ValueId x = g.arg({batch, 2});
-    ValueId wt = g.op(OpKind::transpose, {g.weight("w", {3, 2})}, {{"perm", ir::Attr::of_ints({1, 0})}});
-    g.fn->outputs = {g.op(OpKind::matmul, {x, wt})};
-    auto exe = std::make_unique<InterpreterExecutable>(g.fn, runtime::WeightMap{{"w", weight}});
-    return std::pair{std::move(exe), wt};
-  };
-  const Tensor weight = sample({3, 2});
-  auto [one, wt] = transposed_weight(weight, 1);
-  auto [four, wt4] = transposed_weight(weight, 4);
-  const void* shared = one->plan().values()[wt].bound.raw_data();
-  CHECK(four->plan().values()[wt4].bound.raw_data() == shared);
-  const Tensor other = sample({3, 2}, 5.0f);
-  auto [elsewhere, wt_other] = transposed_weight(other, 1);
-  CHECK(elsewhere->plan().values()[wt_other].bound.raw_data() != shared);
-  // Each still computes with its own weight.
-  const std::vector<float> w = values_of(weight), v = values_of(other);
-  const Tensor x = Tensor::from_vector<float>({1, 1}, {1, 2});
-  check_close(one->run(std::vector<Tensor>{x}, {}).at(0), {w[0] + w[1], w[2] + w[3], w[4] + w[5]});
-  check_close(elsewhere->run(std::vector<Tensor>{x}, {}).at(0), {v[0] + v[1], v[2] + v[3], v[4] + v[5]});
-}
-
 TEST_CASE("an op over constants whose result is far larger than its inputs still runs per call") {
   GraphBuilder g;
   ValueId x = g.arg({256, 256});
@@ -672,45 +647,4 @@ TEST_CASE("a packed matmul propagates NaN and infinity to its own row only, and 
     CHECK(std::isfinite(ys[5 * 17 + j]));
     CHECK(std::fabs(ys[6 * 17 + j]) > 1e26f); // -1e30 times w dominates the row's sum
   }
-}
-
-TEST_CASE("plans over one weight at different batch sizes each compute their own product") {
-  // The packed copy of w is shared while any plan holds it; dropping one plan must not affect
-  // the other, and a plan built after both are gone packs w again.
-  std::mt19937 rng(3);
-  const Tensor w = random_normal({64, 48}, rng);
-  auto check_plan = [&](InterpreterExecutable& exe, int64_t rows) {
-    const Tensor x = random_normal({rows, 48}, rng);
-    const Tensor out = exe.run(std::vector<Tensor>{x}, {}).at(0);
-    const NaiveProduct want = naive_matmul(x, w, 48, 64, true);
-    for (size_t i = 0; i < want.values.size(); ++i)
-      REQUIRE(std::fabs(double(out.data<float>()[i]) - want.values[i]) <= 1e-6 * want.magnitudes[i] + 1e-30);
-  };
-  auto small = weight_matmul({1, 48}, w, true);
-  auto large = weight_matmul({33, 48}, w, true);
-  check_plan(*small, 1);
-  small.reset();
-  check_plan(*large, 33);
-  large.reset();
-  auto again = weight_matmul({5, 48}, w, true);
-  check_plan(*again, 5);
-}
-
-TEST_CASE("a weight changed in place gets fresh precomputed and packed values in a new plan") {
-  // Zero-copy weights can be rewritten in place and set again (a new version); a plan built after
-  // that must not reuse what an older, still living plan computed from the old bytes.
-  std::mt19937 rng(21);
-  Tensor weight = random_normal({40, 24}, rng); // [n, k]: the plan transposes it and packs it
-  auto before = weight_matmul({5, 24}, weight, true);
-  for (int64_t i = 0; i < weight.numel(); ++i)
-    weight.data<float>()[i] = -2.0f * weight.data<float>()[i] + 0.5f;
-  auto after = weight_matmul({5, 24}, weight, true);
-  const Tensor x = random_normal({5, 24}, rng);
-  const Tensor out = after->run(std::vector<Tensor>{x}, {}).at(0);
-  const NaiveProduct want = naive_matmul(x, weight, 24, 40, true);
-  for (size_t i = 0; i < want.values.size(); ++i)
-    REQUIRE(std::fabs(double(out.data<float>()[i]) - want.values[i]) <= 1e-6 * want.magnitudes[i] + 1e-30);
-  // The transposed weight was recomputed too (what hooks and `preserved` show).
-  const ValueId wt = after->plan().graph().ops.at(2).operands.at(1);
-  CHECK(after->plan().values()[wt].bound.raw_data() != before->plan().values()[wt].bound.raw_data());
 }

@@ -6,7 +6,7 @@
 #include "jit/dnnl/pool2d.hpp"
 #include "jit/dnnl/reduction.hpp"
 #include "jit/dnnl/softmax.hpp"
-#include "jit/dnnl/weight_pack_cache.hpp"
+#include "runtime/weight_forms.hpp"
 #include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
@@ -50,6 +50,11 @@ double max_scaled_error(const std::vector<float>& got, const std::vector<double>
     if (!(error <= worst)) worst = std::isnan(error) ? std::numeric_limits<double>::infinity() : error;
   }
   return worst;
+}
+
+// The key of registry weight `name` at `version` among a session's weight forms.
+kiln::runtime::WeightFormKey weight_key(const std::string& name, uint64_t version) {
+  return kiln::runtime::weight_key({0, name, version});
 }
 
 Dims row_major_strides(const Dims& dims) {
@@ -244,8 +249,8 @@ TEST_CASE("matmul refuses shapes it cannot take and says why") {
 TEST_CASE("matmul with a constant B gives the same results as with B bound at execute") {
   MatmulParams params{.a_dims = {5, 17}, .b_dims = {9, 17}, .b_transposed = true, .has_bias = true};
   MatmulCase c = make_matmul_case(params, 51);
-  WeightPackCache cache;
-  MatmulPrimitive constant(params, ConstantWeight{c.b.data(), "fc.weight", 1, &cache});
+  kiln::runtime::WeightForms forms;
+  MatmulPrimitive constant(params, ConstantWeight{c.b.data(), "fc.weight", &forms, weight_key("fc.weight", 1)});
   MatmulCase without_b = c;
   without_b.b.clear(); // the constant primitive must not read B from the arguments
   CHECK(max_scaled_error(run_matmul(constant, without_b), reference_matmul(c)) <= kTolerance);
@@ -255,31 +260,33 @@ TEST_CASE("matmul with a constant B gives the same results as with B bound at ex
   CHECK(max_scaled_error(run_matmul(private_packing, plain), reference_matmul(plain)) <= kTolerance);
 }
 
-TEST_CASE("weight pack cache shares one packing per (name, version) and repacks a new version") {
-  // oneDNN never prefers a transposed plain layout, so a transposed constant B is always packed.
+TEST_CASE("a constant B is reordered once per (name, version, layout) into the session's weight forms") {
+  // oneDNN never prefers a transposed plain layout, so a transposed constant B is always reordered.
   MatmulParams params{.a_dims = {3, 17}, .b_dims = {7, 17}, .b_transposed = true};
   MatmulCase first = make_matmul_case(params, 61);
-  WeightPackCache cache;
-  MatmulPrimitive one(params, ConstantWeight{first.b.data(), "w", 1, &cache});
-  MatmulPrimitive two(params, ConstantWeight{first.b.data(), "w", 1, &cache});
+  kiln::runtime::WeightForms forms;
+  MatmulPrimitive one(params, ConstantWeight{first.b.data(), "w", &forms, weight_key("w", 1)});
+  MatmulPrimitive two(params, ConstantWeight{first.b.data(), "w", &forms, weight_key("w", 1)});
   CHECK(one.constant_b_data() != first.b.data());
   CHECK(one.constant_b_data() == two.constant_b_data());
-  CHECK(cache.packs_performed() == 1);
-  CHECK(cache.size() == 1);
+  CHECK(forms.forms_made() == 1);
+  CHECK(forms.live_forms() == 1);
 
   MatmulCase second = make_matmul_case(params, 62);
-  MatmulPrimitive updated(params, ConstantWeight{second.b.data(), "w", 2, &cache});
+  forms.forget_older("w", 2); // what WeightRegistry::set() of version 2 does
+  MatmulPrimitive updated(params, ConstantWeight{second.b.data(), "w", &forms, weight_key("w", 2)});
   CHECK(updated.constant_b_data() != one.constant_b_data());
-  CHECK(cache.packs_performed() == 2);
-  CHECK(cache.size() == 1); // version 1's packing left the cache; `one` still holds it
+  CHECK(forms.forms_made() == 2);
+  CHECK(forms.live_forms() == 1); // version 1's copy left the cache; `one` and `two` still hold it
   CHECK(max_scaled_error(run_matmul(updated, second), reference_matmul(second)) <= kTolerance);
   CHECK(max_scaled_error(run_matmul(one, first), reference_matmul(first)) <= kTolerance);
 
-  CHECK_THROWS_AS(MatmulPrimitive(params, ConstantWeight{first.b.data(), "w", 1, &cache}), kiln::Error);
-  MatmulPrimitive other_name(params, ConstantWeight{first.b.data(), "v", 1, &cache});
-  CHECK(cache.size() == 2);
-  cache.clear();
-  CHECK(cache.size() == 0);
+  MatmulPrimitive other_name(params, ConstantWeight{first.b.data(), "v", &forms, weight_key("v", 2)});
+  MatmulPrimitive unshared(params, ConstantWeight{first.b.data(), "%3"});
+  CHECK(other_name.constant_b_data() != updated.constant_b_data());
+  CHECK(unshared.constant_b_data() != one.constant_b_data());
+  CHECK(forms.forms_made() == 3); // the constant without a key was reordered for its primitive alone
+  CHECK(max_scaled_error(run_matmul(unshared, first), reference_matmul(first)) <= kTolerance);
 }
 
 struct ConvCase {
@@ -344,8 +351,9 @@ double conv2d_error(const Conv2dParams& params, uint32_t seed) {
   REQUIRE_MESSAGE(!Conv2dPrimitive::refuse(params), Conv2dPrimitive::refuse(params).value_or(""));
   ConvCase c = make_conv_case(params, seed);
   double runtime_weight = max_scaled_error(run_conv2d(Conv2dPrimitive(params), c), reference_conv2d(c));
-  WeightPackCache cache;
-  Conv2dPrimitive constant(params, ConstantWeight{c.weight.data(), "conv.weight", 1, &cache});
+  kiln::runtime::WeightForms forms;
+  Conv2dPrimitive constant(params,
+                           ConstantWeight{c.weight.data(), "conv.weight", &forms, weight_key("conv.weight", 1)});
   double constant_weight = max_scaled_error(run_conv2d(constant, c), reference_conv2d(c));
   return std::max(runtime_weight, constant_weight);
 }
@@ -407,9 +415,9 @@ TEST_CASE("one primitive executed from four threads at once gives the single-thr
                       .b_transposed = true,
                       .has_bias = true,
                       .post_ops = {PostOp::apply(Activation::gelu_erf), PostOp::add_residual()}};
-  WeightPackCache cache;
+  kiln::runtime::WeightForms forms;
   MatmulCase shared = make_matmul_case(params, 91);
-  MatmulPrimitive matmul(params, ConstantWeight{shared.b.data(), "w", 1, &cache});
+  MatmulPrimitive matmul(params, ConstantWeight{shared.b.data(), "w", &forms, weight_key("w", 1)});
   Conv2dParams conv_params{.input_dims = {1, 8, 15, 15},
                            .weight_dims = {8, 8, 3, 3},
                            .padding = {1, 1},

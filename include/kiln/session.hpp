@@ -13,6 +13,7 @@ namespace kiln {
 namespace runtime {
 class ExecutableCache;
 class CompileQueue;
+class WeightForms;
 } // namespace runtime
 
 enum class JitMode { off, automatic, always };
@@ -27,10 +28,21 @@ struct TierPolicy {
 };
 
 // Named weights shared by every callable and tier of a session. Zero-copy: the registry keeps the
-// tensor handle (wrapped user memory or an mmap'd safetensors file). Each update bumps the name's
-// version; tiers key repacked forms by (name, version).
+// tensor handle (wrapped user memory or an mmap'd safetensors file). Each set() makes a new version
+// of the name; the forms tiers derive from a weight (packed for a matmul, reordered for oneDNN,
+// precomputed ops over weights) are made once per version and shared by every callable, signature
+// and tier of the session.
+//
+// Changing a weight's memory in place without calling set() is unsupported. kiln reads a version's
+// memory when it derives a form from it and does not look again, so both tiers go on computing
+// with the forms already made (the old values) until set() is called again (the same tensor will
+// do); ops that read the weight directly (an add of a bias) see the memory as it is, and so does a
+// form first needed after the change.
 class WeightRegistry {
 public:
+  WeightRegistry();
+  // A new version of `name`: callables reading it rebuild their signatures on their next call. The
+  // forms of older versions are no longer shared; each goes with the last executable holding it.
   void set(const std::string& name, const Tensor& value);
   void set_all(const std::map<std::string, Tensor>& values);
   // Maps every tensor of a safetensors file (zero-copy) under its own name, optionally prefixed.
@@ -39,15 +51,24 @@ public:
   // The weight, or kiln::Error(weight): "weight 'fc1.weight' is not in the registry".
   Tensor get(const std::string& name) const;
   uint64_t version(const std::string& name) const; // 0 when absent
+  // The weight and its version, read together (nullopt when absent).
+  struct Versioned {
+    Tensor value;
+    uint64_t version = 0;
+  };
+  std::optional<Versioned> find_versioned(const std::string& name) const;
   // Increases whenever any weight changes: a cheap "did anything change" check.
   uint64_t generation() const;
   std::vector<std::string> names() const;
+  // The forms derived from these weights, shared by every executable of the session.
+  const std::shared_ptr<runtime::WeightForms>& forms() const { return forms_; }
 
 private:
   struct Entry {
     Tensor value;
     uint64_t version = 0;
   };
+  std::shared_ptr<runtime::WeightForms> forms_;
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;
   uint64_t generation_ = 0;
@@ -78,8 +99,9 @@ struct SessionTotals {
   uint64_t failed_promotions = 0; // JIT compiles that failed (the interpreter kept serving)
 };
 
-// Owns the executable cache, the weight registry, the tier policy and the background compile
-// thread. A process-wide default session exists; tests make their own.
+// Owns the executable cache, the weight registry (with the forms derived from its weights), the tier
+// policy and the background compile thread. A process-wide default session exists; tests make their
+// own.
 class Session {
 public:
   explicit Session(TierPolicy policy = TierPolicy::from_env(), size_t cache_capacity = 0 /* 0: env or 256 */);

@@ -1,6 +1,6 @@
 #include "jit/dnnl/conv2d.hpp"
 #include "jit/dnnl/engine.hpp"
-#include "jit/dnnl/weight_pack_cache.hpp"
+#include "jit/dnnl/reordered_weight.hpp"
 #include <kiln/error.hpp>
 
 namespace kiln::jit::dnnl_ops {

@@ -1,6 +1,6 @@
 #include "jit/dnnl/matmul.hpp"
 #include "jit/dnnl/engine.hpp"
-#include "jit/dnnl/weight_pack_cache.hpp"
+#include "jit/dnnl/reordered_weight.hpp"
 #include <algorithm>
 #include <kiln/error.hpp>
 

@@ -114,8 +114,8 @@ Planned<ConvStagePlan> plan_conv_stage(const GraphRewriter& rw, ir::OpId id, int
 ConvStage make_conv_stage(const GraphRewriter& rw, ir::OpId id, ConvStagePlan plan) {
   const ir::Op& op = rw.op(id);
   ConvStage stage{id, nullptr, plan.weight, plan.params.has_bias, std::move(plan.epilogue)};
-  stage.primitive = std::make_shared<const dnnl_ops::Conv2dPrimitive>(
-      plan.params, dnnl_ops::ConstantWeight{plan.weight.data<float>(), constant_name(rw, op.operands[1]), 0, nullptr});
+  stage.primitive =
+      std::make_shared<const dnnl_ops::Conv2dPrimitive>(plan.params, constant_weight(rw, op.operands[1], plan.weight));
   stage.out_slice_floats = numel_of(stage.primitive->output_dims());
   return stage;
 }

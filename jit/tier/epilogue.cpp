@@ -165,6 +165,13 @@ std::string constant_name(const GraphRewriter& rw, ir::ValueId v) {
                                                     : "%" + std::to_string(v);
 }
 
+dnnl_ops::ConstantWeight constant_weight(const GraphRewriter& rw, ir::ValueId v, const Tensor& tensor) {
+  dnnl_ops::ConstantWeight weight{tensor.data<float>(), constant_name(rw, v), rw.weights().forms()};
+  const ir::Op* def = rw.producer(v);
+  if (def->kind == ir::OpKind::constant_external) weight.key = rw.weights().key(def->attrs.get_string("name"));
+  return weight;
+}
+
 Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_allowed) {
   Epilogue epilogue;
   epilogue.result = start;

@@ -1,5 +1,6 @@
 #pragma once
 #include "interp/kernel.hpp"
+#include "jit/dnnl/constant_weight.hpp"
 #include "jit/dnnl/post_op.hpp"
 #include "jit/tier/graph_rewriter.hpp"
 #include <array>
@@ -18,6 +19,9 @@ bool is_f32(const GraphRewriter& rw, std::span<const ir::ValueId> values);
 std::optional<Tensor> constant_tensor(const GraphRewriter& rw, ir::ValueId v);
 // The weight's name, or "%N" for a constant, for KILN_LOG=jit.
 std::string constant_name(const GraphRewriter& rw, ir::ValueId v);
+// The constant or weight operand `v` (its data `tensor`) as a oneDNN primitive takes it: a weight's
+// reordered copies are shared through the session's weight forms, a constant's are the primitive's.
+dnnl_ops::ConstantWeight constant_weight(const GraphRewriter& rw, ir::ValueId v, const Tensor& tensor);
 
 // The single-use ops after a matmul or convolution that its primitive applies in the same pass.
 struct Epilogue {

@@ -45,10 +45,10 @@ MatmulOperandB matmul_operand_b(const GraphRewriter& rw, ir::ValueId b) {
   return {def->operands[0], true, only_use ? std::optional(def_id) : std::nullopt};
 }
 
-dnnl_ops::MatmulPrimitive make_matmul(const dnnl_ops::MatmulParams& params, const std::optional<Tensor>& constant_b,
-                                      const std::string& name) {
+dnnl_ops::MatmulPrimitive make_matmul(const GraphRewriter& rw, const dnnl_ops::MatmulParams& params,
+                                      const MatmulOperandB& b, const std::optional<Tensor>& constant_b) {
   if (!constant_b) return dnnl_ops::MatmulPrimitive(params);
-  return dnnl_ops::MatmulPrimitive(params, dnnl_ops::ConstantWeight{constant_b->data<float>(), name, 0, nullptr});
+  return dnnl_ops::MatmulPrimitive(params, constant_weight(rw, b.value, *constant_b));
 }
 
 // oneDNN's matmul for the op, with as much of its epilogue as the primitive takes.
@@ -89,7 +89,7 @@ void lower_matmul(GraphRewriter& rw, ir::OpId id) {
   const ir::Op& op = rw.op(id);
   const MatmulPlan plan = std::get<MatmulPlan>(plan_matmul(rw, id));
   const std::string b_name = plan.constant_b ? constant_name(rw, plan.b.value) : "";
-  auto primitive = make_matmul(plan.params, plan.constant_b, b_name);
+  auto primitive = make_matmul(rw, plan.params, plan.b, plan.constant_b);
   std::string note = primitive.implementation() + (plan.b.transposed ? ", B transposed" : "") +
                      (plan.constant_b ? ", constant B '" + b_name + "'" : "");
   if (plan.epilogue_refusal) note += ", not its epilogue: " + *plan.epilogue_refusal;

@@ -51,8 +51,8 @@ void warm_up(const runtime::ExecutableFactory& make_executable) {
     uint64_t seed = 1;
     for (const ir::Op& op : graph->ops)
       if (op.kind == ir::OpKind::constant_external)
-        weights[ir::params_of<ir::ExternalParams>(op).name] =
-            Tensor::randn(static_dims(graph->type_of(op.results[0]).shape), seed++);
+        weights.bind(ir::params_of<ir::ExternalParams>(op).name,
+                     Tensor::randn(static_dims(graph->type_of(op.results[0]).shape), seed++));
     make_executable(graph, weights); // promotions only compile; calls run on the callers' threads
   } catch (const std::exception&) {
   }

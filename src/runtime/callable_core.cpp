@@ -106,16 +106,25 @@ std::shared_ptr<CacheEntry> CallableCore::State::lookup(const SignatureKey& sign
 }
 
 runtime::WeightMap CallableCore::State::bind_weights() const {
-  runtime::WeightMap bound;
+  runtime::WeightMap bound(session->weights().forms());
   for (const auto& [name, type] : weight_types) {
     auto own = own_weights.find(name);
-    Tensor value = own != own_weights.end() ? own->second : session->weights().get(name);
+    runtime::WeightVersion version{own_weights_owner, name, 0};
+    Tensor value;
+    if (own != own_weights.end()) {
+      value = own->second;
+    } else {
+      auto registered = session->weights().find_versioned(name);
+      if (!registered) throw Error(ErrorKind::weight, "weight '" + name + "' is not in the registry");
+      value = registered->value;
+      version = {0, name, registered->version};
+    }
     if (!value.is_concrete()) throw Error(ErrorKind::weight, "weight '" + name + "' is not a concrete tensor");
     ir::ValueType got{value.dtype(), value.shape(), false};
     if (!(got == type))
       throw Error(ErrorKind::weight,
                   "weight '" + name + "': expected " + ir::type_to_string(type) + ", got " + ir::type_to_string(got));
-    bound.emplace(name, value);
+    bound.bind(name, value, version);
   }
   return bound;
 }

@@ -1,5 +1,6 @@
 #pragma once
 #include "ir/graph.hpp"
+#include "runtime/weight_map.hpp"
 #include <functional>
 #include <map>
 #include <memory>
@@ -8,8 +9,6 @@
 #include <string_view>
 
 namespace kiln::runtime {
-
-using WeightMap = std::map<std::string, Tensor>;
 
 // Per-op hooks for debugging. Inputs and outputs are views of the op's values for the duration of
 // the call (copy them to keep them). Hooks run on the calling thread.

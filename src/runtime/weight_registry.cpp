@@ -1,14 +1,21 @@
+#include "runtime/weight_forms.hpp"
 #include <kiln/io.hpp>
 #include <kiln/session.hpp>
 
 namespace kiln {
 
+WeightRegistry::WeightRegistry() : forms_(std::make_shared<runtime::WeightForms>()) {}
+
 void WeightRegistry::set(const std::string& name, const Tensor& value) {
   if (!value.is_concrete()) throw Error(ErrorKind::weight, "weight '" + name + "' must be a concrete tensor");
-  std::lock_guard lock(mutex_);
-  Entry& e = entries_[name];
-  e.value = value;
-  e.version = ++generation_;
+  uint64_t version = 0;
+  {
+    std::lock_guard lock(mutex_);
+    Entry& e = entries_[name];
+    e.value = value;
+    e.version = version = ++generation_;
+  }
+  forms_->forget_older(name, version);
 }
 
 void WeightRegistry::set_all(const std::map<std::string, Tensor>& values) {
@@ -38,6 +45,13 @@ uint64_t WeightRegistry::version(const std::string& name) const {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(name);
   return it == entries_.end() ? 0 : it->second.version;
+}
+
+std::optional<WeightRegistry::Versioned> WeightRegistry::find_versioned(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return std::nullopt;
+  return Versioned{it->second.value, it->second.version};
 }
 
 uint64_t WeightRegistry::generation() const {
