@@ -32,25 +32,12 @@ StepChoice run_extension(const StepQuery& query) {
           ir::custom_op_name(op.attrs)};
 }
 
-// The conditions make_packed_matmul checks, each with its reason.
 std::optional<std::string> refuse_packed_gemm(const StepQuery& query) {
-  const ir::Op& op = query.op;
-  const ValuePlan &a = query.values[op.operands.at(0)], &b = query.values[op.operands.at(1)],
-                  &out = query.values[op.results.at(0)];
-  if (a.dtype != DType::f32 || b.dtype != DType::f32 || out.dtype != DType::f32) return "not f32";
-  if (b.storage != Storage::bound) return "B is computed per call, not a weight or a value of weights";
-  if (a.dims.size() < 2 || b.dims.size() < 2) return "A or B has fewer than two dims";
-  const int64_t k = b.dims[b.dims.size() - 2], n = b.dims.back();
-  if (product(std::span(b.dims).first(b.dims.size() - 2)) != 1) return "B has batches; one packing is one matrix";
-  if (k == 0) return "the inner dim is 0";
-  if (a.dims.back() != k || out.dims.back() != n || numel_of(out.dims) != numel_of(a.dims) / k * n)
-    return "the shapes do not agree (the kernel reports it)";
-  return std::nullopt;
+  return refuse_packed_matmul(query.op, query.values);
 }
 
 StepChoice run_packed_gemm(const StepQuery& query) {
   std::shared_ptr<const StepRunner> runner = make_packed_matmul(query.graph, query.op, query.values, query.forms);
-  if (!runner) throw Error(ErrorKind::internal, op_place(query.op) + ": packed_gemm accepted a matmul it cannot pack");
   return {StepKind::runner, nullptr, std::move(runner), {}};
 }
 
@@ -59,7 +46,6 @@ StepChoice run_packed_gemm(const StepQuery& query) {
 Implementation packed_gemm() {
   Implementation packed{
       {"packed_gemm", CpuIsa::avx2_fma, "its kernel is AVX2+FMA code"}, refuse_packed_gemm, run_packed_gemm};
-  // Read once, as make_packed_matmul reads it.
   if (!env::pack_weights().value_or(true)) packed.switched_off = "KILN_PACK_WEIGHTS=0";
   return packed;
 }

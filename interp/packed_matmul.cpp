@@ -1,6 +1,4 @@
 #include "interp/packed_matmul.hpp"
-#include "core/environment.hpp"
-#include "interp/kernels/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/packed_gemm.hpp"
 #include "kiln_config.h"
@@ -79,11 +77,6 @@ private:
   int64_t k_, n_;
 };
 
-bool packing_disabled() {
-  static const bool disabled = !env::pack_weights().value_or(true);
-  return disabled;
-}
-
 // The bound weight B is the transpose of (F::linear stages x @ transpose(W)), else B itself.
 std::pair<const ValuePlan*, bool> pack_source(const ir::Function& fn, ir::ValueId b,
                                               const std::vector<ValuePlan>& values) {
@@ -102,18 +95,10 @@ std::pair<const ValuePlan*, bool> pack_source(const ir::Function& fn, ir::ValueI
 std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
                                                      const std::vector<ValuePlan>& values,
                                                      runtime::WeightForms* forms) {
-  if (!cpu_has_avx2_fma() || packing_disabled()) return nullptr;
-  if (op.kind != ir::OpKind::matmul || op.operands.size() != 2) return nullptr;
-  const ValuePlan &a = values[op.operands[0]], &b = values[op.operands[1]], &out = values[op.results.at(0)];
-  if (a.dtype != DType::f32 || b.dtype != DType::f32 || out.dtype != DType::f32 || b.storage != Storage::bound ||
-      a.dims.size() < 2 || b.dims.size() < 2)
-    return nullptr;
+  if (auto why = refuse_packed_matmul(op, values))
+    throw Error(ErrorKind::internal, op_place(op) + ": packed matmul of a matmul it refuses: " + *why);
+  const ValuePlan& b = values[op.operands[1]];
   const int64_t k = b.dims[b.dims.size() - 2], n = b.dims.back();
-  // One B for every batch of a (B's batch dims all 1) and agreeing shapes; anything else keeps the
-  // kernel, which reports a mismatch.
-  if (product(std::span(b.dims).first(b.dims.size() - 2)) != 1 || a.dims.back() != k || k == 0 ||
-      out.dims.back() != n || numel_of(out.dims) != numel_of(a.dims) / k * n)
-    return nullptr;
   const auto [source, transposed] = pack_source(fn, op.operands[1], values);
   std::optional<runtime::WeightFormKey> key;
   if (source->bound_key)
@@ -122,10 +107,24 @@ std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, con
   return std::make_shared<PackedMatmul>(std::move(packed), k, n);
 }
 #else
-std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function&, const ir::Op&, const std::vector<ValuePlan>&,
-                                                     runtime::WeightForms*) {
-  return nullptr; // the Eigen kernel runs
+std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function&, const ir::Op& op,
+                                                     const std::vector<ValuePlan>&, runtime::WeightForms*) {
+  // packed_gemm needs AVX2+FMA (its list entry's min_isa), which this build has no kernels for.
+  throw Error(ErrorKind::internal, op_place(op) + ": packed matmul in a build without AVX2 kernels");
 }
 #endif
+
+std::optional<std::string> refuse_packed_matmul(const ir::Op& op, const std::vector<ValuePlan>& values) {
+  const ValuePlan &a = values[op.operands.at(0)], &b = values[op.operands.at(1)], &out = values[op.results.at(0)];
+  if (a.dtype != DType::f32 || b.dtype != DType::f32 || out.dtype != DType::f32) return "not f32";
+  if (b.storage != Storage::bound) return "B is computed per call, not a weight or a value of weights";
+  if (a.dims.size() < 2 || b.dims.size() < 2) return "A or B has fewer than two dims";
+  const int64_t k = b.dims[b.dims.size() - 2], n = b.dims.back();
+  if (product(std::span(b.dims).first(b.dims.size() - 2)) != 1) return "B has batches; one packing is one matrix";
+  if (k == 0) return "the inner dim is 0";
+  if (a.dims.back() != k || out.dims.back() != n || numel_of(out.dims) != numel_of(a.dims) / k * n)
+    return "the shapes do not agree (the kernel reports it)";
+  return std::nullopt;
+}
 
 } // namespace kiln::interp

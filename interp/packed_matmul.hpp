@@ -1,18 +1,25 @@
 #pragma once
 #include "interp/plan.hpp"
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace kiln::interp {
 
 // The runner of a matmul whose B is bound (a weight, or an op over weights computed when planning):
 // B is packed once, here, into the panel layout of packed_gemm.hpp, and a of any batch shape is
 // multiplied as one [rows, k] matrix. Eigen packs B again on every call, which at small batches
-// is most of the work (mlp b8: B is 1 MiB, a 32 KiB). Null where it does not apply: not f32, B
-// with batches, no AVX2+FMA on this CPU (the Eigen kernel runs there).
+// is most of the work (mlp b8: B is 1 MiB, a 32 KiB). It is the interpreter's packed_gemm
+// implementation (implementation_table.cpp), which needs AVX2+FMA and which KILN_PACK_WEIGHTS=0
+// switches off, for comparisons.
 // The packed copy of a weight is a form of it in the session's `forms`, shared by every plan and
 // tier; B computed from an embedded constant (or any B when `forms` is null) is packed for this plan
-// alone. KILN_PACK_WEIGHTS=0 turns this off (the Eigen kernel runs), for comparisons.
+// alone. Only for a matmul refuse_packed_matmul accepts.
 std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
                                                      const std::vector<ValuePlan>& values, runtime::WeightForms* forms);
+
+// Why the matmul cannot be packed (not f32, B computed per call, B with batches, shapes that do
+// not agree, which the kernel then reports), or nullopt.
+std::optional<std::string> refuse_packed_matmul(const ir::Op& op, const std::vector<ValuePlan>& values);
 
 } // namespace kiln::interp
