@@ -161,11 +161,7 @@ std::optional<std::string> refuse_dims(const char* what, const Dims& dims, int m
   return std::nullopt;
 }
 
-std::optional<int64_t> normalize_axis(int64_t axis, size_t rank) {
-  int64_t normalized = axis < 0 ? axis + int64_t(rank) : axis;
-  if (normalized < 0 || normalized >= int64_t(rank)) return std::nullopt;
-  return normalized;
-}
+bool axis_in_rank(int64_t axis, size_t rank) { return axis >= 0 && axis < int64_t(rank); }
 
 std::string dims_to_string(const Dims& dims) {
   std::ostringstream out;

@@ -61,8 +61,8 @@ template <class MakePd> std::optional<std::string> refuse_unimplemented(const ch
 // Shared shape checks: a rank oneDNN accepts and no zero-sized or negative dims.
 std::optional<std::string> refuse_dims(const char* what, const Dims& dims, int min_rank);
 
-// axis in [0, rank) (negatives count from the end), or nullopt when out of range.
-std::optional<int64_t> normalize_axis(int64_t axis, size_t rank);
+// Whether axis is in [0, rank): the primitives take the graph's decoded (normalised) axes.
+bool axis_in_rank(int64_t axis, size_t rank);
 
 std::string dims_to_string(const Dims& dims);
 

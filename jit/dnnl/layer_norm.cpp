@@ -9,7 +9,7 @@ namespace {
 
 // [rows, normalised size]: the dense tensor seen as rows normalised one by one.
 Dims as_rows(const LayerNormParams& params) {
-  auto first = params.dims.begin() + *normalize_axis(params.axis, params.dims.size());
+  auto first = params.dims.begin() + params.axis;
   int64_t rows = std::accumulate(params.dims.begin(), first, int64_t{1}, std::multiplies<>());
   int64_t size = std::accumulate(first, params.dims.end(), int64_t{1}, std::multiplies<>());
   return {rows, size};
@@ -41,7 +41,7 @@ struct LayerNormPrimitive::Impl {
 
 std::optional<std::string> LayerNormPrimitive::refuse(const LayerNormParams& params) {
   if (auto reason = refuse_dims("layer_norm input", params.dims, 1)) return reason;
-  if (!normalize_axis(params.axis, params.dims.size())) {
+  if (!axis_in_rank(params.axis, params.dims.size())) {
     return "layer_norm axis " + std::to_string(params.axis) + " is outside rank " + std::to_string(params.dims.size());
   }
   if (!(params.eps >= 0.0f)) return "layer_norm eps must be >= 0";

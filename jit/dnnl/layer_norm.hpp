@@ -11,7 +11,7 @@ namespace kiln::jit::dnnl_ops {
 // then times weight and plus bias (each shaped dims[axis:]) when present.
 struct LayerNormParams {
   std::vector<int64_t> dims{};
-  int64_t axis = -1; // the first normalised axis; negatives count from the end
+  int64_t axis = 0; // the first normalised axis, in [0, rank) as the graph decodes it
   bool has_weight = false;
   bool has_bias = false;
   float eps = 1e-5f;

@@ -19,7 +19,7 @@ dnnl::algorithm algorithm_of(ReduceKind kind) {
 std::vector<bool> reduced_axes(const ReductionParams& params) {
   std::vector<bool> reduced(params.dims.size(), params.axes.empty());
   for (int64_t axis : params.axes)
-    reduced[size_t(*normalize_axis(axis, params.dims.size()))] = true;
+    reduced[size_t(axis)] = true;
   return reduced;
 }
 
@@ -36,12 +36,10 @@ Dims kept_dims(const ReductionParams& params) {
 std::optional<std::string> refuse_axes(const ReductionParams& params) {
   std::vector<bool> seen(params.dims.size(), false);
   for (int64_t axis : params.axes) {
-    auto normalized = normalize_axis(axis, params.dims.size());
-    if (!normalized) {
+    if (!axis_in_rank(axis, params.dims.size()))
       return "reduction axis " + std::to_string(axis) + " is outside rank " + std::to_string(params.dims.size());
-    }
-    if (seen[size_t(*normalized)]) return "reduction axis " + std::to_string(axis) + " is listed twice";
-    seen[size_t(*normalized)] = true;
+    if (seen[size_t(axis)]) return "reduction axis " + std::to_string(axis) + " is listed twice";
+    seen[size_t(axis)] = true;
   }
   return std::nullopt;
 }

@@ -13,7 +13,7 @@ enum class ReduceKind { sum, mean, max, min };
 struct ReductionParams {
   std::vector<int64_t> dims{};
   ReduceKind kind = ReduceKind::sum;
-  std::vector<int64_t> axes{}; // empty: every axis; negatives count from the end
+  std::vector<int64_t> axes{}; // empty: every axis; each in [0, rank), as the graph decodes them
   bool keepdims = false;
 };
 

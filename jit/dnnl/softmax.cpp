@@ -7,7 +7,7 @@ namespace {
 
 dnnl::softmax_v2_forward::primitive_desc make_pd(const SoftmaxParams& params, bool allow_empty) {
   dnnl::memory::desc desc = plain_desc(params.dims);
-  int axis = int(*normalize_axis(params.axis, params.dims.size()));
+  const int axis = int(params.axis);
   auto algorithm = params.log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
   dnnl::softmax_v2_forward::desc op(dnnl::prop_kind::forward_inference, algorithm, desc, desc, axis);
   return dnnl::softmax_v2_forward::primitive_desc(op, make_attr({}, params.dims), cpu_engine(), allow_empty);
@@ -24,7 +24,7 @@ struct SoftmaxPrimitive::Impl {
 std::optional<std::string> SoftmaxPrimitive::refuse(const SoftmaxParams& params) {
   const char* what = params.log ? "log_softmax" : "softmax";
   if (auto reason = refuse_dims(what, params.dims, 1)) return reason;
-  if (!normalize_axis(params.axis, params.dims.size())) {
+  if (!axis_in_rank(params.axis, params.dims.size())) {
     return std::string(what) + " axis " + std::to_string(params.axis) + " is outside rank " +
            std::to_string(params.dims.size());
   }

@@ -10,8 +10,8 @@ namespace kiln::jit::dnnl_ops {
 // f32 softmax (or log_softmax) of a dense row-major tensor along one axis.
 struct SoftmaxParams {
   std::vector<int64_t> dims{};
-  int64_t axis = -1; // negatives count from the end
-  bool log = false;  // log_softmax
+  int64_t axis = 0; // in [0, rank), as the graph decodes it
+  bool log = false; // log_softmax
 };
 
 // A oneDNN softmax created once; execute only binds pointers and may run on several threads at once.
