@@ -440,3 +440,13 @@ TEST_CASE("op params refuse missing, mistyped and out-of-domain attributes, and 
   module.functions = {fn};
   CHECK_THROWS_WITH_AS(ir::verify_module(module), doctest::Contains("axis 5 is out of range for rank 2"), Error);
 }
+
+TEST_CASE("every row of the op table names its params decoder") {
+  for (int k = 0; k < ir::kNumOpKinds; ++k) {
+    const ir::OpInfo& info = ir::op_info(OpKind(k));
+    CAPTURE(info.name);
+    CHECK(info.kind == OpKind(k));
+    const bool has_decoder = info.decode != nullptr;
+    CHECK(has_decoder);
+  }
+}

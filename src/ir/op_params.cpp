@@ -114,75 +114,63 @@ std::optional<GeluForm> gelu_form_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+namespace decode {
+
+using Types = std::span<const ValueType>;
+
+OpParams none(const Attrs&, Types) { return NoParams{}; }
+OpParams gelu(const Attrs& attrs, Types) { return decode_gelu(attrs); }
+OpParams compare(const Attrs& attrs, Types) { return decode_compare(attrs); }
+OpParams cast(const Attrs& attrs, Types) { return CastParams{get_dtype(attrs, "dtype")}; }
+OpParams reduce(const Attrs& attrs, Types in) { return decode_reduce(attrs, operand_rank(in)); }
+OpParams argmax(const Attrs& attrs, Types in) {
+  return ArgmaxParams{normalize_axis(get_int(attrs, "axis"), operand_rank(in)), get_bool(attrs, "keepdims")};
+}
+OpParams axis(const Attrs& attrs, Types in) {
+  return AxisParams{normalize_axis(get_int(attrs, "axis"), operand_rank(in))};
+}
+OpParams norm(const Attrs& attrs, Types in) {
+  return NormParams{normalize_axis(get_int(attrs, "axis"), operand_rank(in)),
+                    optional<double>(attrs, "eps", "f64", 1e-5)};
+}
+OpParams batch_norm(const Attrs& attrs, Types) { return BatchNormParams{optional<double>(attrs, "eps", "f64", 1e-5)}; }
+OpParams conv(const Attrs& attrs, Types) {
+  return ConvParams{get_pair(attrs, "stride"), get_pair(attrs, "padding"), get_pair(attrs, "dilation"),
+                    get_int(attrs, "groups")};
+}
+OpParams max_pool(const Attrs& attrs, Types) { return decode_pool(attrs); }
+OpParams avg_pool(const Attrs& attrs, Types) {
+  return AvgPoolParams{decode_pool(attrs), get_bool(attrs, "count_include_pad")};
+}
+OpParams shape(const Attrs& attrs, Types) { return ShapeParams{get_shape(attrs, "shape")}; }
+OpParams transpose(const Attrs& attrs, Types in) { return decode_transpose(attrs, operand_rank(in)); }
+OpParams split(const Attrs& attrs, Types in) {
+  return SplitParams{normalize_axis(get_int(attrs, "axis"), operand_rank(in)), get_ints(attrs, "sizes")};
+}
+OpParams slice(const Attrs& attrs, Types) {
+  return SliceParams{get_ints(attrs, "starts"), get_ints(attrs, "ends"), get_ints(attrs, "steps")};
+}
+OpParams squeeze(const Attrs& attrs, Types in) { return decode_axes(attrs, operand_rank(in), false); }
+OpParams unsqueeze(const Attrs& attrs, Types in) { return decode_axes(attrs, operand_rank(in), true); }
+OpParams pad(const Attrs& attrs, Types) { return PadParams{get_ints(attrs, "pads"), get_float(attrs, "value")}; }
+OpParams constant(const Attrs& attrs, Types) {
+  return ConstantParams{required<Tensor>(attrs, "value", "dense tensor")};
+}
+OpParams external(const Attrs& attrs, Types) { return ExternalParams{get_string(attrs, "name")}; }
+OpParams full(const Attrs& attrs, Types) {
+  return FullParams{get_shape(attrs, "shape"), get_float(attrs, "value"), get_dtype(attrs, "dtype")};
+}
+OpParams arange(const Attrs& attrs, Types) {
+  return ArangeParams{get_float(attrs, "start"), get_float(attrs, "stop"), get_float(attrs, "step"),
+                      get_dtype(attrs, "dtype")};
+}
+OpParams call(const Attrs& attrs, Types) { return CallParams{get_string(attrs, "callee")}; }
+OpParams custom(const Attrs& attrs, Types) { return CustomParams{get_string(attrs, "op")}; }
+
+} // namespace decode
+
 OpParams decode_params(OpKind kind, const Attrs& attrs, std::span<const ValueType> operands) {
-  using K = OpKind;
-  switch (kind) {
-  case K::neg:
-  case K::abs:
-  case K::exp:
-  case K::log:
-  case K::sqrt:
-  case K::rsqrt:
-  case K::tanh:
-  case K::sigmoid:
-  case K::relu:
-  case K::silu:
-  case K::erf:
-  case K::sin:
-  case K::cos:
-  case K::add:
-  case K::sub:
-  case K::mul:
-  case K::div:
-  case K::pow:
-  case K::maximum:
-  case K::minimum:
-  case K::where:
-  case K::clamp:
-  case K::matmul:
-  case K::buffer_store: return NoParams{};
-  case K::gelu: return decode_gelu(attrs);
-  case K::compare: return decode_compare(attrs);
-  case K::cast: return CastParams{get_dtype(attrs, "dtype")};
-  case K::reduce_sum:
-  case K::reduce_mean:
-  case K::reduce_max:
-  case K::reduce_min: return decode_reduce(attrs, operand_rank(operands));
-  case K::argmax:
-    return ArgmaxParams{normalize_axis(get_int(attrs, "axis"), operand_rank(operands)), get_bool(attrs, "keepdims")};
-  case K::softmax:
-  case K::log_softmax:
-  case K::concat:
-  case K::gather: return AxisParams{normalize_axis(get_int(attrs, "axis"), operand_rank(operands))};
-  case K::layer_norm:
-  case K::rms_norm:
-    return NormParams{normalize_axis(get_int(attrs, "axis"), operand_rank(operands)),
-                      optional<double>(attrs, "eps", "f64", 1e-5)};
-  case K::batch_norm: return BatchNormParams{optional<double>(attrs, "eps", "f64", 1e-5)};
-  case K::conv2d:
-    return ConvParams{get_pair(attrs, "stride"), get_pair(attrs, "padding"), get_pair(attrs, "dilation"),
-                      get_int(attrs, "groups")};
-  case K::max_pool2d: return decode_pool(attrs);
-  case K::avg_pool2d: return AvgPoolParams{decode_pool(attrs), get_bool(attrs, "count_include_pad")};
-  case K::reshape:
-  case K::broadcast_to: return ShapeParams{get_shape(attrs, "shape")};
-  case K::transpose: return decode_transpose(attrs, operand_rank(operands));
-  case K::split:
-    return SplitParams{normalize_axis(get_int(attrs, "axis"), operand_rank(operands)), get_ints(attrs, "sizes")};
-  case K::slice: return SliceParams{get_ints(attrs, "starts"), get_ints(attrs, "ends"), get_ints(attrs, "steps")};
-  case K::squeeze: return decode_axes(attrs, operand_rank(operands), false);
-  case K::unsqueeze: return decode_axes(attrs, operand_rank(operands), true);
-  case K::pad: return PadParams{get_ints(attrs, "pads"), get_float(attrs, "value")};
-  case K::constant: return ConstantParams{required<Tensor>(attrs, "value", "dense tensor")};
-  case K::constant_external: return ExternalParams{get_string(attrs, "name")};
-  case K::full: return FullParams{get_shape(attrs, "shape"), get_float(attrs, "value"), get_dtype(attrs, "dtype")};
-  case K::arange:
-    return ArangeParams{get_float(attrs, "start"), get_float(attrs, "stop"), get_float(attrs, "step"),
-                        get_dtype(attrs, "dtype")};
-  case K::call: return CallParams{get_string(attrs, "callee")};
-  case K::custom: return CustomParams{get_string(attrs, "op")};
-  }
-  throw AttrError("unknown op kind");
+  return op_info(kind).decode(attrs, operands);
 }
 
 namespace {

@@ -182,8 +182,41 @@ struct AttrError : std::runtime_error {
 // "none" -> exact, "tanh" -> tanh (PyTorch's `approximate`), nullopt otherwise.
 std::optional<GeluForm> gelu_form_from_name(const std::string& name);
 
-// Decodes and checks `attrs` for an op of `kind` over operands of `operand_types`.
+// Decodes and checks `attrs` for an op of `kind` over operands of `operand_types`, with the decoder
+// the op table names for the kind.
 OpParams decode_params(OpKind kind, const Attrs& attrs, std::span<const ValueType> operand_types);
+
+// The decoders the op table (ops.cpp) chooses from, one per params struct (axis: AxisParams,
+// shape: ShapeParams, none: NoParams, ...). Each throws AttrError or InferError as above.
+namespace decode {
+#define KILN_DECODER(name) OpParams name(const Attrs& attrs, std::span<const ValueType> operand_types);
+KILN_DECODER(none)
+KILN_DECODER(gelu)
+KILN_DECODER(compare)
+KILN_DECODER(cast)
+KILN_DECODER(reduce)
+KILN_DECODER(argmax)
+KILN_DECODER(axis)
+KILN_DECODER(norm)
+KILN_DECODER(batch_norm)
+KILN_DECODER(conv)
+KILN_DECODER(max_pool)
+KILN_DECODER(avg_pool)
+KILN_DECODER(shape)
+KILN_DECODER(transpose)
+KILN_DECODER(split)
+KILN_DECODER(slice)
+KILN_DECODER(squeeze)
+KILN_DECODER(unsqueeze)
+KILN_DECODER(pad)
+KILN_DECODER(constant)
+KILN_DECODER(external)
+KILN_DECODER(full)
+KILN_DECODER(arange)
+KILN_DECODER(call)
+KILN_DECODER(custom)
+#undef KILN_DECODER
+} // namespace decode
 // The attributes that decode to `params` (the printer's form of the op).
 Attrs encode_params(const OpParams& params);
 

@@ -69,6 +69,7 @@ struct InferError : std::runtime_error {
 };
 
 using InferFn = std::vector<ValueType> (*)(std::span<const ValueType> operands, const OpParams& params);
+using DecodeFn = OpParams (*)(const Attrs& attrs, std::span<const ValueType> operands);
 
 // What the layers ask of an op instead of keeping their own lists of op kinds.
 enum OpTrait : uint32_t {
@@ -84,7 +85,8 @@ struct OpInfo {
   int min_operands;
   int max_operands; // -1: any number
   OpClass cls;
-  InferFn infer; // null for call and custom (they need the module / extension registry)
+  InferFn infer;   // null for call and custom (they need the module / extension registry)
+  DecodeFn decode; // attributes to typed params (op_params.hpp)
   uint32_t traits = kNoTraits;
   bool has(OpTrait trait) const { return (traits & trait) != 0; }
 };
