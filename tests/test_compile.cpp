@@ -1,3 +1,5 @@
+#include "kiln_config.h"
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <doctest/doctest.h>
@@ -164,6 +166,26 @@ TEST_CASE("one cache entry per signature, with statistics") {
   }
   CHECK(calls == 4);
   CHECK(session->stats_table().find("expo") != std::string::npos);
+}
+
+TEST_CASE("callables of one graph with different tier policies do not share cache entries") {
+  auto session = interp_session();
+  auto fn = [](Tensor x) { return F::exp(x) + 1.0; };
+  TierPolicy jit_always;
+  jit_always.mode = JitMode::always;
+  jit_always.async = false;
+  auto on_interp = compile(fn, {.name = "f", .session = session})(TensorLayout(DType::f32, {4}));
+  auto on_jit = compile(fn, {.name = "f", .session = session, .tiers = jit_always})(TensorLayout(DType::f32, {4}));
+  const Tensor x = Tensor::rand({4}, 7, -1.0f, 1.0f);
+  const Tensor a = on_interp(x), b = on_jit(x);
+  for (int64_t i = 0; i < 4; ++i)
+    CHECK(b.data<float>()[i] == doctest::Approx(a.data<float>()[i]).epsilon(1e-5));
+  std::vector<std::string> tiers;
+  for (const SignatureStats& s : session->stats())
+    tiers.push_back(s.tier);
+  std::sort(tiers.begin(), tiers.end());
+  // Without a JIT tier linked, the always-JIT entry stays on the interpreter, but it is its own.
+  CHECK(tiers == std::vector<std::string>{"interp", KILN_HAS_JIT ? "jit" : "interp"});
 }
 
 TEST_CASE("the cache evicts least recently used signatures beyond its capacity") {

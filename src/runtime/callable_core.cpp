@@ -77,6 +77,14 @@ struct CallableCore::State {
   std::shared_ptr<CacheEntry> lookup(const SignatureKey& signature);
 };
 
+namespace {
+std::string policy_text(const TierPolicy& policy) {
+  const char* mode = policy.mode == JitMode::off ? "off" : policy.mode == JitMode::always ? "always" : "auto";
+  return std::string("jit=") + mode + ",after=" + std::to_string(policy.promote_after) +
+         (policy.async ? ",async" : ",sync");
+}
+} // namespace
+
 std::shared_ptr<const CallableCore::State::SignatureKey>
 CallableCore::State::signature_key(const std::vector<ir::ValueType>& types, uint64_t weight_generation) const {
   auto signature = std::make_shared<SignatureKey>(SignatureKey{types, weight_generation, {}, {}, {}});
@@ -85,7 +93,9 @@ CallableCore::State::signature_key(const std::vector<ir::ValueType>& types, uint
   // Only the versions of the registry weights this graph reads are part of the key: setting any
   // other weight leaves its executables alone. Own weights never change, but are this callable's:
   // another callable of the same graph with other own weights must not share its executables.
-  signature->key = fingerprint + "|" + signature->text + "|w";
+  // The tier policy decides how an entry is built and promoted: callables of one graph with
+  // different policies must not share entries either.
+  signature->key = fingerprint + "|" + signature->text + "|" + policy_text(policy) + "|w";
   if (registry_weights.size() != weight_types.size())
     signature->key = "own weights of " + std::to_string(own_weights_owner) + "|" + signature->key;
   for (const std::string& name : registry_weights) {
