@@ -1,10 +1,14 @@
 #include "interp/extension_runner.hpp"
-#include "interp/kernel.hpp"
+#include "interp/kernel_table.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 
 namespace kiln::interp {
+
+using exec::Kernel;
+using exec::KernelArgs;
+using exec::View;
 
 namespace {
 

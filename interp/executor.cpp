@@ -4,6 +4,9 @@
 
 namespace kiln::interp {
 
+using exec::KernelArgs;
+using exec::View;
+
 // Everything one call writes: the arena, the data pointer of every value and the op views. Reused
 // by later calls, so a warm call only fills in pointers.
 struct InterpreterExecutable::CallState {

@@ -7,6 +7,8 @@
 
 namespace kiln::interp {
 
+using exec::View;
+
 namespace {
 
 // The C tensors of one kernel call: on the stack for up to 16 of them, so a warm call allocates nothing.

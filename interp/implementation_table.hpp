@@ -21,7 +21,7 @@ struct StepQuery {
 // What the plan's step does for an op an entry took.
 struct StepChoice {
   StepKind kind = StepKind::kernel;
-  Kernel kernel = nullptr;
+  exec::Kernel kernel = nullptr;
   std::shared_ptr<const StepRunner> runner;
   std::string note; // what the walk says the entry made of the op
 };

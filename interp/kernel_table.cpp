@@ -1,5 +1,5 @@
+#include "interp/kernel_table.hpp"
 #include "core/environment.hpp"
-#include "interp/kernel.hpp"
 #include "interp/kernels/kernels.hpp"
 #include <Eigen/Core>
 #include <algorithm>
@@ -36,7 +36,7 @@ int num_threads() {
 }
 
 // The switch names every OpKind, so -Wswitch flags an op added without a kernel decision.
-Kernel kernel_for(ir::OpKind kind) {
+exec::Kernel kernel_for(ir::OpKind kind) {
   using ir::OpKind;
   switch (kind) {
   case OpKind::neg: return neg;

@@ -6,6 +6,8 @@
 
 namespace kiln::interp {
 
+using exec::View;
+
 #if KILN_HAS_AVX2_KERNELS
 namespace {
 

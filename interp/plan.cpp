@@ -10,6 +10,9 @@
 
 namespace kiln::interp {
 
+using exec::KernelArgs;
+using exec::View;
+
 namespace {
 
 size_t round_up(size_t bytes) { return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }

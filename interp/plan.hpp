@@ -1,6 +1,6 @@
 #pragma once
+#include "exec/view.hpp"
 #include "interp/implementation_list.hpp"
-#include "interp/kernel.hpp"
 #include "interp/step_runner.hpp"
 #include "runtime/executable.hpp"
 #include <cstddef>
@@ -42,7 +42,7 @@ enum class Storage : uint8_t {
 
 struct ValuePlan {
   DType dtype = DType::f32;
-  std::vector<int64_t> dims; // static; View::dims point here
+  std::vector<int64_t> dims; // static; exec::View::dims point here
   size_t bytes = 0;
   Storage storage = Storage::arena;
   size_t arena_offset = 0;    // Storage::arena
@@ -66,7 +66,7 @@ enum class StepKind : uint8_t {
 struct PlanStep {
   const ir::Op* op = nullptr; // a lowered step's first op
   StepKind kind = StepKind::kernel;
-  Kernel kernel = nullptr;
+  exec::Kernel kernel = nullptr;
   const StepRunner* runner = nullptr;
   uint32_t first_view = 0; // the step's inputs, then its outputs, in view_templates()
   uint32_t num_inputs = 0;
@@ -101,7 +101,7 @@ public:
   // lowered step, the tier's implementation alone.
   const ImplementationWalk& walk(size_t index) const { return walks_.at(index); }
   // Per step: the op's input views then its output views, with dtype and dims set and data null.
-  const std::vector<View>& view_templates() const { return view_templates_; }
+  const std::vector<exec::View>& view_templates() const { return view_templates_; }
   // The value each view template shows.
   const std::vector<ir::ValueId>& view_values() const { return view_values_; }
   const std::vector<OutputSlot>& outputs() const { return outputs_; }
@@ -122,7 +122,7 @@ private:
   std::vector<ValuePlan> values_;
   std::vector<PlanStep> steps_;
   std::vector<ImplementationWalk> walks_; // one per step
-  std::vector<View> view_templates_;
+  std::vector<exec::View> view_templates_;
   std::vector<ir::ValueId> view_values_;
   std::vector<OutputSlot> outputs_;
   std::vector<ir::ValueId> aliases_;

@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/kernel.hpp"
+#include "exec/view.hpp"
 #include <map>
 #include <memory>
 #include <string>
@@ -15,7 +15,7 @@ class StepRunner {
 public:
   virtual ~StepRunner() = default;
   // Called from many threads at once; inputs and outputs as for kernels.
-  virtual void run(std::span<const View> inputs, std::span<const View> outputs) const = 0;
+  virtual void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const = 0;
 };
 
 // A step a tier built from one or more ops of the graph: its runner reads `operands` and writes

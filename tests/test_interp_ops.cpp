@@ -1,5 +1,5 @@
 #include "core/half.hpp"
-#include "interp/kernel.hpp"
+#include "interp/kernel_table.hpp"
 #include "ir/ops.hpp"
 #include <cmath>
 #include <cstring>
@@ -16,7 +16,7 @@
 // convolution 1e-5 of the sum of |products|, normalisations 1e-5; data movement is exact.
 
 using namespace kiln;
-using interp::View;
+using exec::View;
 using ir::Attr;
 using ir::Attrs;
 using ir::OpKind;
@@ -84,10 +84,10 @@ void run(OpKind kind, Attrs attrs, std::vector<View> inputs, std::vector<View> o
   // Decoding checks the attributes (ir::AttrError, ir::InferError); the kernel checks the views.
   ir::Op op{kind, {}, {}, attrs, ir::SourceLoc{}, ir::NoParams{}};
   op.params = ir::decode_params(kind, attrs, operand_types);
-  const interp::Kernel kernel = interp::kernel_for(kind);
+  const exec::Kernel kernel = interp::kernel_for(kind);
   const bool has_kernel = kernel != nullptr;
   REQUIRE(has_kernel);
-  kernel(interp::KernelArgs{op, inputs, outputs});
+  kernel(exec::KernelArgs{op, inputs, outputs});
 }
 
 // Passes when |got - want| <= abs_tol + rel_tol * |want| everywhere; NaN must meet NaN.

@@ -1,5 +1,5 @@
 #include "interp/implementation_table.hpp"
-#include "interp/kernel.hpp"
+#include "interp/kernel_table.hpp"
 #include "jit/tier/implementation_table.hpp"
 #include "jit/tier/jit_executable.hpp"
 #include "jit/tier/warm_up.hpp"

@@ -7,6 +7,9 @@
 
 namespace kiln::interp {
 
+using exec::Kernel;
+using exec::KernelArgs;
+
 namespace {
 
 // The sliding-window geometry shared by conv2d and the pools.

@@ -3,6 +3,9 @@
 
 namespace kiln::interp {
 
+using exec::KernelArgs;
+using exec::View;
+
 void full(const KernelArgs& args) {
   const View& y = args.outputs[0];
   const double value = ir::params_of<ir::FullParams>(args.op).value;

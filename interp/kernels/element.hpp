@@ -1,8 +1,8 @@
 #pragma once
 #include "core/half.hpp"
-#include "interp/kernel.hpp"
 #include <cmath>
 #include <cstdint>
+#include <kiln/dtype.hpp>
 #include <limits>
 #include <type_traits>
 

@@ -5,6 +5,9 @@
 
 namespace kiln::interp {
 
+using exec::KernelArgs;
+using exec::View;
+
 namespace {
 
 // y[i] = fn(x[i]) for one element type; computed in E::Compute.

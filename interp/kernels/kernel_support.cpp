@@ -3,6 +3,10 @@
 
 namespace kiln::interp {
 
+using exec::Kernel;
+using exec::KernelArgs;
+using exec::View;
+
 std::string op_place(const ir::Op& op) {
   std::string place = "kiln." + std::string(ir::op_info(op.kind).name);
   if (op.loc.known()) place += " at " + op.loc.to_string();

@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/kernel.hpp"
+#include "interp/kernel_table.hpp"
 #include "interp/kernels/element.hpp"
 #include <algorithm>
 #include <cstdint>
@@ -15,11 +15,11 @@ std::string op_place(const ir::Op& op);
 
 [[noreturn]] void throw_unsupported_dtype(const ir::Op& op, DType dtype);
 // Inputs named by index (and every output) must share inputs[first]'s dtype: kiln::Error(dtype).
-void require_same_dtype(const KernelArgs& args, std::initializer_list<size_t> inputs, bool outputs = true);
+void require_same_dtype(const exec::KernelArgs& args, std::initializer_list<size_t> inputs, bool outputs = true);
 // Every input and output has inputs[0]'s dtype: kiln::Error(dtype) otherwise.
-void require_uniform_dtype(const KernelArgs& args);
+void require_uniform_dtype(const exec::KernelArgs& args);
 // The result has operand 0's dims (ops that keep the shape): kiln::Error(shape) otherwise.
-void require_same_dims(const KernelArgs& args);
+void require_same_dims(const exec::KernelArgs& args);
 // The op's (decoded, so non-negative) axis when the views have it; kiln::Error(shape) naming the op
 // otherwise.
 int64_t require_axis(const ir::Op& op, int64_t axis, int64_t rank);
@@ -49,12 +49,12 @@ template <class Fn> void dispatch_element_size(size_t bytes, Fn&& fn) {
 }
 
 inline bool is_half(DType dtype) { return dtype == DType::f16 || dtype == DType::bf16; }
-inline bool has_half_operand(const KernelArgs& args) {
-  return std::any_of(args.inputs.begin(), args.inputs.end(), [](const View& v) { return is_half(v.dtype); });
+inline bool has_half_operand(const exec::KernelArgs& args) {
+  return std::any_of(args.inputs.begin(), args.inputs.end(), [](const exec::View& v) { return is_half(v.dtype); });
 }
 // Runs `kernel` on f32 copies of the f16/bf16 inputs and outputs, then rounds the outputs back:
 // the interpreter computes half-precision types in f32.
-void run_in_f32(const KernelArgs& args, Kernel kernel);
+void run_in_f32(const exec::KernelArgs& args, exec::Kernel kernel);
 
 // Work (in elements) below which a loop stays on one thread: the fork/join cost would dominate.
 inline constexpr int64_t kParallelMinWork = int64_t(1) << 15;

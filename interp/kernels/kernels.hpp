@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/kernel.hpp"
+#include "exec/view.hpp"
 #include "ir/op_kind.hpp"
 
 // The interpreter's kernels: the kernel of op X is interp::X, defined in the kernels/ file of its
@@ -8,7 +8,7 @@
 // itself (constant, constant_external, buffer_store, call, custom) are declared but have none.
 namespace kiln::interp {
 
-#define KILN_DECLARE_KERNEL(name) void name(const KernelArgs& args);
+#define KILN_DECLARE_KERNEL(name) void name(const exec::KernelArgs& args);
 KILN_OP_KINDS(KILN_DECLARE_KERNEL)
 #undef KILN_DECLARE_KERNEL
 

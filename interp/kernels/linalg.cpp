@@ -5,6 +5,9 @@
 
 namespace kiln::interp {
 
+using exec::KernelArgs;
+using exec::View;
+
 namespace {
 
 template <class T> using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

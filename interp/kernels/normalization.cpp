@@ -4,6 +4,9 @@
 
 namespace kiln::interp {
 
+using exec::Kernel;
+using exec::KernelArgs;
+
 namespace {
 
 double eps_of(const ir::Op& op) {

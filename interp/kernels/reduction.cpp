@@ -4,6 +4,10 @@
 
 namespace kiln::interp {
 
+using exec::Kernel;
+using exec::KernelArgs;
+using exec::View;
+
 namespace {
 
 enum class Reduction { sum, mean, max, min };

@@ -4,6 +4,9 @@
 
 namespace kiln::interp {
 
+using exec::KernelArgs;
+using exec::View;
+
 namespace {
 
 size_t element_bytes(const View& v) { return dtype_size(v.dtype); }

@@ -1,6 +1,6 @@
 #include "jit/elementwise/region.hpp"
 #include "core/environment.hpp"
-#include "interp/kernel.hpp"
+#include "interp/kernel_table.hpp"
 #include "ir/ops.hpp"
 #include "jit/elementwise/kernel_generator.hpp"
 #include "jit/elementwise/region_check.hpp"

@@ -32,7 +32,7 @@ public:
   ConvChainRunner(std::vector<ConvStage> stages, int64_t slices, int64_t input_slice_floats)
       : stages_(std::move(stages)), slices_(slices), input_slice_floats_(input_slice_floats) {}
 
-  void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
     if (slices_ == 1) return run_slice(inputs, outputs, 0);
     std::exception_ptr failure;
     std::mutex failure_mutex;
@@ -48,7 +48,7 @@ public:
   }
 
 private:
-  void run_slice(std::span<const interp::View> inputs, std::span<const interp::View> outputs, int64_t slice) const {
+  void run_slice(std::span<const exec::View> inputs, std::span<const exec::View> outputs, int64_t slice) const {
     size_t next = 0;
     const float* input = inputs[next++].as<const float>() + slice * input_slice_floats_;
     for (size_t i = 0; i < stages_.size(); ++i) {

@@ -14,12 +14,12 @@ public:
   ElementwiseRunner(std::shared_ptr<const ElementwiseKernel> kernel, int64_t rows, int64_t cols)
       : kernel_(std::move(kernel)), rows_(rows), cols_(cols) {}
 
-  void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
     std::vector<const void*> input_data;
-    for (const interp::View& view : inputs)
+    for (const exec::View& view : inputs)
       input_data.push_back(view.data);
     std::vector<void*> output_data;
-    for (const interp::View& view : outputs)
+    for (const exec::View& view : outputs)
       output_data.push_back(view.data);
     if (!kernel_->run(input_data.data(), output_data.data(), rows_, cols_))
       throw Error(ErrorKind::internal, "jit.elementwise: the kernel refused its buffers");

@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/kernel.hpp"
+#include "exec/view.hpp"
 #include "jit/dnnl/constant_weight.hpp"
 #include "jit/dnnl/post_op.hpp"
 #include "jit/tier/graph_rewriter.hpp"
@@ -42,7 +42,7 @@ void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, std::string_view
 // (in floats) points each at the slice of the batch one thread computes.
 class ResidualPointers {
 public:
-  ResidualPointers(std::span<const interp::View> inputs, int count, int64_t offset = 0) : count_(size_t(count)) {
+  ResidualPointers(std::span<const exec::View> inputs, int count, int64_t offset = 0) : count_(size_t(count)) {
     for (size_t i = 0; i < count_; ++i)
       pointers_[i] = inputs[i].as<const float>() + offset;
   }

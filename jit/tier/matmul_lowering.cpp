@@ -12,7 +12,7 @@ public:
       : primitive_(std::move(primitive)), constant_b_(std::move(constant_b)), has_bias_(has_bias),
         residuals_(residuals) {}
 
-  void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
     dnnl_ops::MatmulArgs args;
     size_t next = 0;
     args.a = inputs[next++].as<const float>();

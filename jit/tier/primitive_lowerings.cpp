@@ -12,7 +12,7 @@ namespace {
 template <class Primitive> class UnaryPrimitiveRunner final : public interp::StepRunner {
 public:
   explicit UnaryPrimitiveRunner(Primitive primitive) : primitive_(std::move(primitive)) {}
-  void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
     primitive_.execute(inputs[0].as<const float>(), outputs[0].as<float>());
   }
 
@@ -24,7 +24,7 @@ class LayerNormRunner final : public interp::StepRunner {
 public:
   LayerNormRunner(dnnl_ops::LayerNormPrimitive primitive, bool has_weight, bool has_bias)
       : primitive_(std::move(primitive)), has_weight_(has_weight), has_bias_(has_bias) {}
-  void run(std::span<const interp::View> inputs, std::span<const interp::View> outputs) const override {
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
     const float* weight = has_weight_ ? inputs[1].as<const float>() : nullptr;
     const float* bias = has_bias_ ? inputs[2].as<const float>() : nullptr;
     primitive_.execute(inputs[0].as<const float>(), weight, bias, outputs[0].as<float>());

@@ -2,7 +2,7 @@
 #include "ir/graph.hpp"
 #include <span>
 
-namespace kiln::interp {
+namespace kiln::exec {
 
 // One concrete value inside an execution plan: data pointer, dtype and static dims (C order,
 // contiguous). Views are cheap and never own memory.
@@ -31,11 +31,4 @@ struct KernelArgs {
 
 using Kernel = void (*)(const KernelArgs&);
 
-// The dispatch table: the kernel of op X is interp::X. Null for ops the plan executor handles
-// itself (constant, constant_external, buffer_store, call, custom).
-Kernel kernel_for(ir::OpKind kind);
-
-// Threads used by interpreter kernels (OpenMP and Eigen): KILN_NUM_THREADS, default all cores.
-int num_threads();
-
-} // namespace kiln::interp
+} // namespace kiln::exec

@@ -1,0 +1,14 @@
+#pragma once
+#include "exec/view.hpp"
+#include "ir/op_kind.hpp"
+
+namespace kiln::interp {
+
+// The dispatch table: the kernel of op X is interp::X. Null for ops the plan executor handles
+// itself (constant, constant_external, buffer_store, call, custom).
+exec::Kernel kernel_for(ir::OpKind kind);
+
+// Threads used by interpreter kernels (OpenMP and Eigen): KILN_NUM_THREADS, default all cores.
+int num_threads();
+
+} // namespace kiln::interp
