@@ -1,6 +1,7 @@
 #include "interp/implementation_table.hpp"
 #include "core/environment.hpp"
 #include "interp/extension_runner.hpp"
+#include "interp/kernel_table.hpp"
 #include "interp/kernels/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/packed_matmul.hpp"

@@ -1,39 +1,7 @@
 #include "interp/kernel_table.hpp"
-#include "core/environment.hpp"
 #include "interp/kernels/kernels.hpp"
-#include <Eigen/Core>
-#include <algorithm>
-#include <cstdlib>
-#include <kiln/error.hpp>
-#include <string>
-#include <thread>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace kiln::interp {
-
-namespace {
-
-int threads_from_environment() {
-  return int(env::num_threads().value_or(std::max(1, int(std::thread::hardware_concurrency()))));
-}
-
-int configure_threads() {
-  const int threads = threads_from_environment();
-  Eigen::setNbThreads(threads);
-#ifdef _OPENMP
-  omp_set_num_threads(threads);
-#endif
-  return threads;
-}
-
-} // namespace
-
-int num_threads() {
-  static const int threads = configure_threads();
-  return threads;
-}
 
 // The switch names every OpKind, so -Wswitch flags an op added without a kernel decision.
 exec::Kernel kernel_for(ir::OpKind kind) {

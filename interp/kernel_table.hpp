@@ -8,7 +8,4 @@ namespace kiln::interp {
 // itself (constant, constant_external, buffer_store, call, custom).
 exec::Kernel kernel_for(ir::OpKind kind);
 
-// Threads used by interpreter kernels (OpenMP and Eigen): KILN_NUM_THREADS, default all cores.
-int num_threads();
-
 } // namespace kiln::interp

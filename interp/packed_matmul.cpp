@@ -19,7 +19,7 @@ public:
       : packed_(Tensor::empty({packed_b_floats(k, n)}, DType::f32)) {
     const float* b = source.data<float>();
     float* packed = packed_.data<float>();
-    parallel_for(packed_panels(n), worth_parallel(k * n), [&](int64_t panel) {
+    exec::parallel_for(packed_panels(n), exec::worth_parallel(k * n), [&](int64_t panel) {
       const int64_t col = panel * kPackedPanelWidth, width = std::min(kPackedPanelWidth, n - col);
       float* dst = packed + panel * k * kPackedPanelWidth;
       std::fill(dst, dst + k * kPackedPanelWidth, 0.0f);
@@ -58,14 +58,14 @@ private:
   // Threads take rows (in multiples of the tile height) when there are many: each then packs only
   // its own rows of a. Few rows (small batches) split by panels, so each thread streams half of B.
   static void run_split(const PackedGemmF32& gemm) {
-    const int64_t threads = worth_parallel(gemm.row_end * gemm.n * gemm.k) ? num_threads() : 1;
+    const int64_t threads = exec::worth_parallel(gemm.row_end * gemm.n * gemm.k) ? exec::num_threads() : 1;
     const int64_t panels = gemm.panel_end, rows = gemm.row_end;
     const bool by_panels = rows < 96 && panels >= threads;
     const int64_t extent = by_panels ? panels : rows, align = by_panels ? 1 : 6;
     const int64_t blocks = std::min(threads, extent);
     if (blocks <= 1) return detail::packed_gemm_f32_avx2(gemm);
     const int64_t step = ((extent + blocks - 1) / blocks + align - 1) / align * align;
-    parallel_for(blocks, true, [&](int64_t block) {
+    exec::parallel_for(blocks, true, [&](int64_t block) {
       PackedGemmF32 part = gemm;
       const int64_t begin = std::min(extent, block * step), end = std::min(extent, begin + step);
       if (begin >= end) return;

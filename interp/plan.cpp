@@ -1,6 +1,7 @@
 #include "interp/plan.hpp"
 #include "core/checked_arithmetic.hpp"
 #include "interp/implementation_table.hpp"
+#include "interp/kernel_table.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/precomputed_values.hpp"
 #include "ir/ops.hpp"

@@ -1,5 +1,5 @@
+#include "exec/threads.hpp"
 #include "interp/implementation_table.hpp"
-#include "interp/kernel_table.hpp"
 #include "jit/tier/implementation_table.hpp"
 #include "jit/tier/jit_executable.hpp"
 #include "jit/tier/warm_up.hpp"
@@ -230,7 +230,7 @@ TEST_CASE("consecutive convolutions hand each other blocked activations and matc
     h = F::relu(conv_layer(h, "c2", 8, 16, 2));
     return conv_layer(h, "c3", 16, 16, 1) + residual;
   };
-  for (int64_t batch : {int64_t(1), int64_t(3), int64_t(2 * kiln::interp::num_threads())}) {
+  for (int64_t batch : {int64_t(1), int64_t(3), int64_t(2 * exec::num_threads())}) {
     CAPTURE(batch);
     const Tensor x = with_finite_edge_values(Tensor::randn({batch, 3, 17, 17}, 97));
     const Tensor residual = Tensor::randn({batch, 16, 9, 9}, 98);
@@ -380,7 +380,7 @@ TEST_CASE("four threads call one convolution chain at once, its batch split acro
     Tensor h = F::relu(conv_layer(x, "c1", 3, 8, 1));
     return F::relu(conv_layer(h, "c2", 8, 16, 2));
   };
-  check_concurrent_calls(stack, conv_stack_weights(), Tensor::randn({2 * kiln::interp::num_threads(), 3, 13, 13}, 112));
+  check_concurrent_calls(stack, conv_stack_weights(), Tensor::randn({2 * exec::num_threads(), 3, 13, 13}, 112));
 }
 
 // The warm-up swallows its failures (it is best effort at session creation), so a graph that stopped

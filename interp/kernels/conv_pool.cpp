@@ -58,7 +58,7 @@ ConvShape conv_shape(const KernelArgs& args, const Window& w, int64_t groups) {
 // convolution of one image and group becomes a GEMM with the [group_out, group_in*kh*kw] weights.
 // Channels run on the interpreter's threads when `parallel` (one image convolved at a time).
 template <class T> void im2col(const T* image, const ConvShape& s, const Window& w, T* col, bool parallel) {
-  parallel_for(s.group_in(), parallel, [&](int64_t c) {
+  exec::parallel_for(s.group_in(), parallel, [&](int64_t c) {
     for (int64_t i = 0; i < w.kh; ++i)
       for (int64_t j = 0; j < w.kw; ++j) {
         T* row = col + ((c * w.kh + i) * w.kw + j) * s.out_plane();
@@ -90,8 +90,8 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
   const bool pointwise = w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.ph == 0 && w.pw == 0;
   const int64_t tasks = s.batch * s.groups;
   const bool tasks_in_parallel =
-      tasks >= num_threads() && worth_parallel(tasks * s.group_out() * patch * s.out_plane());
-  const int gemm_threads = tasks_in_parallel ? 1 : num_threads();
+      tasks >= exec::num_threads() && exec::worth_parallel(tasks * s.group_out() * patch * s.out_plane());
+  const int gemm_threads = tasks_in_parallel ? 1 : exec::num_threads();
   auto convolve = [&](int64_t task) {
     const int64_t n = task / s.groups, g = task % s.groups;
     const T* image = x + (n * s.channels + g * s.group_in()) * s.height * s.width;
@@ -99,7 +99,7 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
     thread_local std::vector<T> col;
     if (!pointwise) {
       if (col.size() < size_t(patch * s.out_plane())) col.resize(size_t(patch * s.out_plane()));
-      im2col(image, s, w, col.data(), !tasks_in_parallel && worth_parallel(patch * s.out_plane()));
+      im2col(image, s, w, col.data(), !tasks_in_parallel && exec::worth_parallel(patch * s.out_plane()));
     }
     const T* cols = pointwise ? image : col.data();
     const T* kernel = weight + g * s.group_out() * patch;
@@ -123,7 +123,7 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
       for (int64_t o = 0; o < s.group_out(); ++o)
         out.row(o).array() += bias[g * s.group_out() + o];
   };
-  parallel_for(tasks, tasks_in_parallel, convolve);
+  exec::parallel_for(tasks, tasks_in_parallel, convolve);
 }
 
 enum class Pool { max, average };
@@ -133,26 +133,27 @@ template <class T> void pool_typed(const KernelArgs& args, const Window& w, Pool
   const int64_t height = xd[2], width = xd[3], out_height = yd[2], out_width = yd[3];
   const T* x = args.inputs[0].as<const T>();
   T* y = args.outputs[0].as<T>();
-  parallel_for(xd[0] * xd[1], worth_parallel(xd[0] * xd[1] * out_height * out_width * w.kh * w.kw), [&](int64_t plane) {
-    const T* in = x + plane * height * width;
-    T* out = y + plane * out_height * out_width;
-    for (int64_t oh = 0; oh < out_height; ++oh)
-      for (int64_t ow = 0; ow < out_width; ++ow) {
-        const int64_t h0 = oh * w.sh - w.ph, w0 = ow * w.sw - w.pw;
-        const int64_t h_begin = std::max<int64_t>(h0, 0), h_end = std::min(h0 + w.kh, height);
-        const int64_t w_begin = std::max<int64_t>(w0, 0), w_end = std::min(w0 + w.kw, width);
-        T max = -std::numeric_limits<T>::infinity();
-        double sum = 0;
-        for (int64_t h = h_begin; h < h_end; ++h)
-          for (int64_t c = w_begin; c < w_end; ++c) {
-            max = nan_max(max, in[h * width + c]);
-            sum += in[h * width + c];
+  exec::parallel_for(
+      xd[0] * xd[1], exec::worth_parallel(xd[0] * xd[1] * out_height * out_width * w.kh * w.kw), [&](int64_t plane) {
+        const T* in = x + plane * height * width;
+        T* out = y + plane * out_height * out_width;
+        for (int64_t oh = 0; oh < out_height; ++oh)
+          for (int64_t ow = 0; ow < out_width; ++ow) {
+            const int64_t h0 = oh * w.sh - w.ph, w0 = ow * w.sw - w.pw;
+            const int64_t h_begin = std::max<int64_t>(h0, 0), h_end = std::min(h0 + w.kh, height);
+            const int64_t w_begin = std::max<int64_t>(w0, 0), w_end = std::min(w0 + w.kw, width);
+            T max = -std::numeric_limits<T>::infinity();
+            double sum = 0;
+            for (int64_t h = h_begin; h < h_end; ++h)
+              for (int64_t c = w_begin; c < w_end; ++c) {
+                max = nan_max(max, in[h * width + c]);
+                sum += in[h * width + c];
+              }
+            // Padding never wins a max; the average counts it only with count_include_pad.
+            const double count = include_pad ? double(w.kh * w.kw) : double((h_end - h_begin) * (w_end - w_begin));
+            out[oh * out_width + ow] = kind == Pool::max ? max : T(sum / count);
           }
-        // Padding never wins a max; the average counts it only with count_include_pad.
-        const double count = include_pad ? double(w.kh * w.kw) : double((h_end - h_begin) * (w_end - w_begin));
-        out[oh * out_width + ow] = kind == Pool::max ? max : T(sum / count);
-      }
-  });
+      });
 }
 
 void pool(const KernelArgs& args, const ir::PoolParams& window, Pool kind, bool include_pad, Kernel self) {

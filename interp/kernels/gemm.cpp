@@ -43,10 +43,10 @@ void gemm_f32(const GemmF32& gemm) {
   const int64_t blocks = std::min<int64_t>(gemm.threads, 64);
   const bool split_columns = gemm.n >= 2 * kBlockAlign;
   const int64_t extent = split_columns ? gemm.n : gemm.m;
-  if (blocks <= 1 || extent < 2 * 8 || !worth_parallel(gemm.m * gemm.n * gemm.k)) return gemm_one_thread(gemm);
+  if (blocks <= 1 || extent < 2 * 8 || !exec::worth_parallel(gemm.m * gemm.n * gemm.k)) return gemm_one_thread(gemm);
   const int64_t align = split_columns ? kBlockAlign : 8;
   const int64_t step = ((extent + blocks - 1) / blocks + align - 1) / align * align; // blocks cover extent
-  parallel_for(blocks, true, [&](int64_t block) {
+  exec::parallel_for(blocks, true, [&](int64_t block) {
     const int64_t begin = std::min(extent, block * step), end = std::min(extent, begin + step);
     if (begin < end) gemm_one_thread(split_columns ? column_block(gemm, begin, end) : row_block(gemm, begin, end));
   });

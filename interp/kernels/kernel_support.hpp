@@ -1,5 +1,6 @@
 #pragma once
-#include "interp/kernel_table.hpp"
+#include "exec/threads.hpp"
+#include "exec/view.hpp"
 #include "interp/kernels/element.hpp"
 #include <algorithm>
 #include <cstdint>
@@ -56,40 +57,14 @@ inline bool has_half_operand(const exec::KernelArgs& args) {
 // the interpreter computes half-precision types in f32.
 void run_in_f32(const exec::KernelArgs& args, exec::Kernel kernel);
 
-// Work (in elements) below which a loop stays on one thread: the fork/join cost would dominate.
-inline constexpr int64_t kParallelMinWork = int64_t(1) << 15;
-inline bool worth_parallel(int64_t work) { return work >= kParallelMinWork; }
-
-// Runs body(i) for i in [0, count), on the interpreter's threads when `parallel`. The body must
-// not throw: checks belong before the loop.
-template <class Body> void parallel_for(int64_t count, bool parallel, Body&& body) {
-#ifdef _OPENMP
-  const int threads = parallel && count > 1 ? num_threads() : 1;
-  // No region at all when serial: an inactive region (`if (false)`) would make a parallel loop
-  // inside body (a GEMM split into blocks) a nested team, which libgomp starts with fresh threads
-  // on every call instead of its pool; that made two-thread calls up to ten times slower.
-  if (threads <= 1) {
-    for (int64_t i = 0; i < count; ++i)
-      body(i);
-    return;
-  }
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t i = 0; i < count; ++i)
-    body(i);
-#else
-  (void)parallel;
-  for (int64_t i = 0; i < count; ++i)
-    body(i);
-#endif
-}
-
 // Elements handled by one task of a chunked loop.
 inline constexpr int64_t kChunk = 8192;
 
 // Calls body(begin, end) over [0, n) in chunks, in parallel when n is large.
 template <class Body> void for_each_range(int64_t n, Body&& body) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  parallel_for(chunks, worth_parallel(n), [&](int64_t c) { body(c * kChunk, std::min(n, (c + 1) * kChunk)); });
+  exec::parallel_for(chunks, exec::worth_parallel(n),
+                     [&](int64_t c) { body(c * kChunk, std::min(n, (c + 1) * kChunk)); });
 }
 
 inline int64_t product(std::span<const int64_t> dims) {

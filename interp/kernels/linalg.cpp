@@ -50,7 +50,7 @@ template <class T> void matmul_typed(const KernelArgs& args) {
   const T* b_data = b.as<const T>();
   T* out_data = out.as<T>();
   const int64_t count = int64_t(batches.size());
-  const bool batches_in_parallel = count >= num_threads() && worth_parallel(count * m * n * k);
+  const bool batches_in_parallel = count >= exec::num_threads() && exec::worth_parallel(count * m * n * k);
   auto multiply = [&](int64_t i) {
     const BatchTriple& t = batches[size_t(i)];
     Eigen::Map<RowMajorMatrix<T>> product(out_data + t.out * m * n, m, n);
@@ -68,14 +68,14 @@ template <class T> void matmul_typed(const KernelArgs& args) {
                        .lda = k,
                        .ldb = n,
                        .ldc = n,
-                       .threads = batches_in_parallel ? 1 : num_threads()});
+                       .threads = batches_in_parallel ? 1 : exec::num_threads()});
       return;
     }
     Eigen::Map<const RowMajorMatrix<T>> lhs(a_data + t.a * m * k, m, k);
     Eigen::Map<const RowMajorMatrix<T>> rhs(b_data + t.b * k * n, k, n);
     product.noalias() = lhs * rhs;
   };
-  parallel_for(count, batches_in_parallel, multiply);
+  exec::parallel_for(count, batches_in_parallel, multiply);
 }
 
 } // namespace

@@ -40,7 +40,7 @@ template <class T> void layer_norm_typed(const KernelArgs& args) {
   T* y = args.outputs[0].as<T>();
   const double eps = eps_of(args.op);
   if (s.features == 0) return;
-  parallel_for(s.rows, worth_parallel(s.rows * s.features), [&](int64_t r) {
+  exec::parallel_for(s.rows, exec::worth_parallel(s.rows * s.features), [&](int64_t r) {
     const T* in = x + r * s.features;
     T* out = y + r * s.features;
     double mean = 0, var = 0;
@@ -66,7 +66,7 @@ template <class T> void rms_norm_typed(const KernelArgs& args) {
   T* y = args.outputs[0].as<T>();
   const double eps = eps_of(args.op);
   if (s.features == 0) return;
-  parallel_for(s.rows, worth_parallel(s.rows * s.features), [&](int64_t r) {
+  exec::parallel_for(s.rows, exec::worth_parallel(s.rows * s.features), [&](int64_t r) {
     const T* in = x + r * s.features;
     T* out = y + r * s.features;
     double mean_square = 0;
@@ -101,7 +101,7 @@ template <class T> void batch_norm_typed(const KernelArgs& args) {
   }
   const T* x = args.inputs[0].as<const T>();
   T* y = args.outputs[0].as<T>();
-  parallel_for(batch * channels, worth_parallel(batch * channels * plane), [&](int64_t nc) {
+  exec::parallel_for(batch * channels, exec::worth_parallel(batch * channels * plane), [&](int64_t nc) {
     const size_t c = size_t(nc % channels);
     for (int64_t i = nc * plane; i < (nc + 1) * plane; ++i)
       y[i] = T(x[i] * scale[c] + shift[c]);

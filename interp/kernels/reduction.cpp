@@ -45,7 +45,7 @@ inline constexpr int64_t kRowLanes = 8;
 // out[o] = combine over m of load(o * middle + m): the trailing axes reduced (inner == 1).
 template <class Acc, class Load, class Combine>
 void reduce_rows(int64_t outer, int64_t middle, Load load, Combine combine, Acc* out) {
-  parallel_for(outer, worth_parallel(outer * middle), [&](int64_t o) {
+  exec::parallel_for(outer, exec::worth_parallel(outer * middle), [&](int64_t o) {
     const int64_t base = o * middle;
     if (middle < kRowLanes) {
       Acc acc = load(base);
@@ -76,7 +76,7 @@ template <class Acc, class Load, class Combine>
 void reduce_middle(int64_t outer, int64_t middle, int64_t inner, Load load, Combine combine, Acc* out) {
   if (inner == 1) return reduce_rows(outer, middle, load, combine, out);
   const int64_t block = std::min(inner, kChunk), blocks = (inner + block - 1) / block;
-  parallel_for(outer * blocks, worth_parallel(outer * middle * inner), [&](int64_t task) {
+  exec::parallel_for(outer * blocks, exec::worth_parallel(outer * middle * inner), [&](int64_t task) {
     const int64_t o = task / blocks, begin = (task % blocks) * block, end = std::min(inner, begin + block);
     Acc* row = out + o * inner;
     for (int64_t i = begin; i < end; ++i)
@@ -183,7 +183,7 @@ template <class T> void softmax_typed(const KernelArgs& args, bool log_form) {
   T* y = args.outputs[0].as<T>();
   if (s.outer * s.size * s.inner == 0) return;
   const int64_t blocks = (s.inner + kColumnBlock - 1) / kColumnBlock;
-  parallel_for(s.outer * blocks, worth_parallel(s.outer * s.size * s.inner), [&](int64_t task) {
+  exec::parallel_for(s.outer * blocks, exec::worth_parallel(s.outer * s.size * s.inner), [&](int64_t task) {
     const int64_t o = task / blocks, c0 = (task % blocks) * kColumnBlock;
     const int64_t width = std::min(kColumnBlock, s.inner - c0), base = o * s.size * s.inner + c0;
     std::array<T, kColumnBlock> max;
@@ -235,7 +235,7 @@ void argmax(const KernelArgs& args) {
   dispatch_dtype(ArithmeticDTypes{}, x.dtype, args.op, [&](auto e) {
     using E = decltype(e);
     const auto* data = x.as<const typename E::Storage>();
-    parallel_for(s.outer * s.inner, worth_parallel(s.outer * s.size * s.inner), [&](int64_t t) {
+    exec::parallel_for(s.outer * s.inner, exec::worth_parallel(s.outer * s.size * s.inner), [&](int64_t t) {
       const auto* column = data + (t / s.inner) * s.size * s.inner + t % s.inner;
       auto best = E::load(column[0]);
       int64_t best_index = 0;

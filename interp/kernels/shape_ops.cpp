@@ -155,7 +155,7 @@ void concat(const KernelArgs& args) {
                                       " along axis " + std::to_string(axis) + ", result has " +
                                       std::to_string(y.dims[size_t(axis)]));
   auto* dst = static_cast<std::byte*>(y.data);
-  parallel_for(out.outer, worth_parallel(y.numel()), [&](int64_t o) {
+  exec::parallel_for(out.outer, exec::worth_parallel(y.numel()), [&](int64_t o) {
     std::byte* row = dst + size_t(o * y.dims[size_t(axis)] * out.inner) * bytes;
     for (const View& x : args.inputs) {
       const size_t block = size_t(x.dims[size_t(axis)] * out.inner) * bytes;
@@ -181,7 +181,7 @@ void split(const KernelArgs& args) {
                                       " along axis " + std::to_string(axis) + ", operand has " +
                                       std::to_string(x.dims[size_t(axis)]));
   const auto* src = static_cast<const std::byte*>(x.data);
-  parallel_for(in.outer, worth_parallel(x.numel()), [&](int64_t o) {
+  exec::parallel_for(in.outer, exec::worth_parallel(x.numel()), [&](int64_t o) {
     const std::byte* row = src + size_t(o * x.dims[size_t(axis)] * in.inner) * bytes;
     for (const View& y : args.outputs) {
       const size_t block = size_t(y.dims[size_t(axis)] * in.inner) * bytes;
@@ -206,7 +206,7 @@ void gather(const KernelArgs& args) {
   const auto* src = static_cast<const std::byte*>(data.data);
   auto* dst = static_cast<std::byte*>(y.data);
   const int64_t count = int64_t(indices.size());
-  parallel_for(b.outer * count, worth_parallel(y.numel()), [&](int64_t t) {
+  exec::parallel_for(b.outer * count, exec::worth_parallel(y.numel()), [&](int64_t t) {
     const int64_t o = t / count, j = t % count;
     std::memcpy(dst + size_t(t) * block, src + size_t(o * size + indices[size_t(j)]) * block, block);
   });

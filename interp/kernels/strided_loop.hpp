@@ -98,7 +98,7 @@ template <size_t N, class Body> void for_each_chunk(const StridedLoop<N>& loop, 
   const int64_t inner = loop.inner(), rows = loop.rows();
   if (inner == 0 || rows == 0) return;
   const int64_t chunks_per_row = (inner + kChunk - 1) / kChunk;
-  parallel_for(rows * chunks_per_row, worth_parallel(rows * inner), [&](int64_t task) {
+  exec::parallel_for(rows * chunks_per_row, exec::worth_parallel(rows * inner), [&](int64_t task) {
     const int64_t row = task / chunks_per_row, begin = (task % chunks_per_row) * kChunk;
     std::array<int64_t, N> offsets = loop.row_offsets(row);
     for (size_t k = 0; k < N; ++k)

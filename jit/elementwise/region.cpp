@@ -1,6 +1,6 @@
 #include "jit/elementwise/region.hpp"
 #include "core/environment.hpp"
-#include "interp/kernel_table.hpp"
+#include "exec/threads.hpp"
 #include "ir/ops.hpp"
 #include "jit/elementwise/kernel_generator.hpp"
 #include "jit/elementwise/region_check.hpp"
@@ -226,7 +226,7 @@ bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int
     rows = 1;
   }
   const int64_t total = rows * cols;
-  const int64_t threads = std::clamp<int64_t>(total / min_elements_per_thread_, 1, std::max(1, interp::num_threads()));
+  const int64_t threads = std::clamp<int64_t>(total / min_elements_per_thread_, 1, std::max(1, exec::num_threads()));
   if (threads == 1) {
     run_block(inputs, outputs, 0, rows, 0, cols, cols);
     return true;

@@ -52,7 +52,7 @@ public:
 
   // inputs[k] and outputs[j] point at the data of region input k and output j (dtype-sized
   // elements, laid out as their broadcast form says). Splits large spaces across
-  // interp::num_threads() threads. Returns false, touching nothing, for negative dims or null
+  // exec::num_threads() threads. Returns false, touching nothing, for negative dims or null
   // pointers with a non-empty space.
   bool run(const void* const* inputs, void* const* outputs, int64_t rows, int64_t cols) const;
 

@@ -1,4 +1,4 @@
-#include "interp/kernels/kernel_support.hpp"
+#include "exec/threads.hpp"
 #include "jit/dnnl/conv2d.hpp"
 #include "jit/dnnl/engine.hpp"
 #include "jit/tier/epilogue.hpp"
@@ -36,7 +36,7 @@ public:
     if (slices_ == 1) return run_slice(inputs, outputs, 0);
     std::exception_ptr failure;
     std::mutex failure_mutex;
-    interp::parallel_for(slices_, true, [&](int64_t slice) {
+    exec::parallel_for(slices_, true, [&](int64_t slice) {
       try {
         run_slice(inputs, outputs, slice);
       } catch (...) { // an exception must not leave an OpenMP region
@@ -136,7 +136,7 @@ std::optional<ConvStage> chained_conv(const GraphRewriter& rw, const ConvStage& 
 
 // One slice per thread when the batch divides evenly among them, else the whole batch at once.
 int64_t batch_slices(const std::vector<int64_t>& input_dims) {
-  const int64_t threads = interp::num_threads(), batch = input_dims.empty() ? 0 : input_dims[0];
+  const int64_t threads = exec::num_threads(), batch = input_dims.empty() ? 0 : input_dims[0];
   return threads > 1 && batch >= threads && batch % threads == 0 ? threads : 1;
 }
 
