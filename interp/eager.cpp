@@ -13,9 +13,9 @@ using exec::View;
 namespace {
 
 // The runner of an extension op (null for every other op kind).
-std::shared_ptr<const StepRunner> eager_extension_runner(const ir::Op& op,
-                                                         const std::vector<ir::ValueType>& operand_types,
-                                                         const std::vector<ir::ValueType>& result_types) {
+std::shared_ptr<const exec::StepRunner> eager_extension_runner(const ir::Op& op,
+                                                               const std::vector<ir::ValueType>& operand_types,
+                                                               const std::vector<ir::ValueType>& result_types) {
   if (op.kind != ir::OpKind::custom) return nullptr;
   return make_extension_runner(op, operand_types, result_types);
 }
@@ -34,7 +34,7 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
     op.results.push_back(ir::ValueId(inputs.size() + i));
   if (kind == ir::OpKind::constant) return {ir::params_of<ir::ConstantParams>(op).value};
   Kernel kernel = kernel_for(kind);
-  std::shared_ptr<const StepRunner> runner = eager_extension_runner(op, operand_types, result_types);
+  std::shared_ptr<const exec::StepRunner> runner = eager_extension_runner(op, operand_types, result_types);
   if (!kernel && !runner)
     throw Error(ErrorKind::unsupported, op_place(op) + ": not available in eager mode (only inside a graph)");
 

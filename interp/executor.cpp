@@ -57,7 +57,7 @@ std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> 
 } // namespace
 
 InterpreterExecutable::InterpreterExecutable(std::shared_ptr<const ir::Function> graph,
-                                             const runtime::WeightMap& weights, ExecutableOptions options)
+                                             const runtime::WeightMap& weights, exec::ExecutableOptions options)
     : tier_(std::move(options.tier)), ops_per_lowering_(std::move(options.ops_per_lowering)),
       plan_(std::move(graph), weights, std::move(options.steps)) {}
 

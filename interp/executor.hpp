@@ -13,7 +13,7 @@ namespace kiln::interp {
 class InterpreterExecutable final : public runtime::Executable {
 public:
   InterpreterExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                        ExecutableOptions options = {});
+                        exec::ExecutableOptions options = {});
   ~InterpreterExecutable() override;
 
   std::vector<Tensor> run(std::span<const Tensor> inputs, const runtime::RunOptions& options) const override;

@@ -35,7 +35,7 @@ private:
   kiln_ext_tensor* data_;
 };
 
-class ExtensionRunner final : public StepRunner {
+class ExtensionRunner final : public exec::StepRunner {
 public:
   ExtensionRunner(const runtime::ExtensionOp& extension, const ir::Op& op)
       : extension_(extension), attrs_(op.attrs),
@@ -75,8 +75,9 @@ private:
 
 } // namespace
 
-std::shared_ptr<const StepRunner> make_extension_runner(const ir::Op& op, std::span<const ir::ValueType> operand_types,
-                                                        std::span<const ir::ValueType> result_types) {
+std::shared_ptr<const exec::StepRunner> make_extension_runner(const ir::Op& op,
+                                                              std::span<const ir::ValueType> operand_types,
+                                                              std::span<const ir::ValueType> result_types) {
   const std::string name = ir::custom_op_name(op.attrs);
   const runtime::ExtensionOp* extension = runtime::find_extension_op(name);
   if (!extension) throw ir::unregistered_custom_op(name, op.loc);

@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/step_runner.hpp"
+#include "exec/step_runner.hpp"
 #include <span>
 
 namespace kiln::interp {
@@ -8,7 +8,8 @@ namespace kiln::interp {
 // with these static operand and result types. Checks once that the extension's shape function gives
 // the result types. Throws kiln::Error: unsupported when no loaded extension registers the op, shape
 // when its shape function disagrees with the types.
-std::shared_ptr<const StepRunner> make_extension_runner(const ir::Op& op, std::span<const ir::ValueType> operand_types,
-                                                        std::span<const ir::ValueType> result_types);
+std::shared_ptr<const exec::StepRunner> make_extension_runner(const ir::Op& op,
+                                                              std::span<const ir::ValueType> operand_types,
+                                                              std::span<const ir::ValueType> result_types);
 
 } // namespace kiln::interp

@@ -38,7 +38,7 @@ std::optional<std::string> refuse_packed_gemm(const StepQuery& query) {
 }
 
 StepChoice run_packed_gemm(const StepQuery& query) {
-  std::shared_ptr<const StepRunner> runner = make_packed_matmul(query.graph, query.op, query.values, query.forms);
+  std::shared_ptr<const exec::StepRunner> runner = make_packed_matmul(query.graph, query.op, query.values, query.forms);
   return {StepKind::runner, nullptr, std::move(runner), {}};
 }
 

@@ -22,7 +22,7 @@ struct StepQuery {
 struct StepChoice {
   StepKind kind = StepKind::kernel;
   exec::Kernel kernel = nullptr;
-  std::shared_ptr<const StepRunner> runner;
+  std::shared_ptr<const exec::StepRunner> runner;
   std::string note; // what the walk says the entry made of the op
 };
 

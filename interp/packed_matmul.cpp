@@ -34,7 +34,7 @@ private:
   Tensor packed_;
 };
 
-class PackedMatmul final : public StepRunner {
+class PackedMatmul final : public exec::StepRunner {
 public:
   PackedMatmul(std::shared_ptr<const PackedB> b, int64_t k, int64_t n) : b_(std::move(b)), k_(k), n_(n) {}
 
@@ -94,9 +94,9 @@ std::pair<const ValuePlan*, bool> pack_source(const ir::Function& fn, ir::ValueI
 
 } // namespace
 
-std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
-                                                     const std::vector<ValuePlan>& values,
-                                                     runtime::WeightForms* forms) {
+std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
+                                                           const std::vector<ValuePlan>& values,
+                                                           runtime::WeightForms* forms) {
   if (auto why = refuse_packed_matmul(op, values))
     throw Error(ErrorKind::internal, op_place(op) + ": packed matmul of a matmul it refuses: " + *why);
   const ValuePlan& b = values[op.operands[1]];
@@ -109,8 +109,8 @@ std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, con
   return std::make_shared<PackedMatmul>(std::move(packed), k, n);
 }
 #else
-std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function&, const ir::Op& op,
-                                                     const std::vector<ValuePlan>&, runtime::WeightForms*) {
+std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function&, const ir::Op& op,
+                                                           const std::vector<ValuePlan>&, runtime::WeightForms*) {
   // packed_gemm needs AVX2+FMA (its list entry's min_isa), which this build has no kernels for.
   throw Error(ErrorKind::internal, op_place(op) + ": packed matmul in a build without AVX2 kernels");
 }

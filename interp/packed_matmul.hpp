@@ -15,8 +15,9 @@ namespace kiln::interp {
 // The packed copy of a weight is a form of it in the session's `forms`, shared by every plan and
 // tier; B computed from an embedded constant (or any B when `forms` is null) is packed for this plan
 // alone. Only for a matmul refuse_packed_matmul accepts.
-std::shared_ptr<const StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
-                                                     const std::vector<ValuePlan>& values, runtime::WeightForms* forms);
+std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
+                                                           const std::vector<ValuePlan>& values,
+                                                           runtime::WeightForms* forms);
 
 // Why the matmul cannot be packed (not f32, B computed per call, B with batches, shapes that do
 // not agree, which the kernel then reports), or nullopt.

@@ -104,14 +104,14 @@ ArenaLayout plan_arena(std::span<const LiveInterval> intervals) {
 }
 
 ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                             std::vector<PlannedStep> steps)
+                             std::vector<exec::PlannedStep> steps)
     : graph_(std::move(graph)) {
   if (!graph_) throw Error(ErrorKind::internal, "interpreter plan: no graph");
   if (steps.empty())
     for (size_t id = 0; id < graph_->ops.size(); ++id)
       steps.emplace_back(ir::OpId(id));
   std::vector<const ir::Op*> own_ops;
-  for (const PlannedStep& step : steps)
+  for (const exec::PlannedStep& step : steps)
     if (const ir::OpId* id = std::get_if<ir::OpId>(&step)) own_ops.push_back(&graph_->ops.at(*id));
   plan_values(weights, own_ops);
   plan_steps(steps, weights.forms());
@@ -201,12 +201,12 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops,
   }
 }
 
-void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms) {
-  for (const PlannedStep& planned : steps) {
+void ExecutionPlan::plan_steps(std::span<const exec::PlannedStep> steps, runtime::WeightForms* forms) {
+  for (const exec::PlannedStep& planned : steps) {
     PlanStep step;
     ImplementationWalk walk;
     std::span<const ir::ValueId> operands, results;
-    if (const auto* lowered = std::get_if<LoweredStep>(&planned)) {
+    if (const auto* lowered = std::get_if<exec::LoweredStep>(&planned)) {
       step.op = &graph_->ops.at(lowered->op);
       step.kind = StepKind::runner;
       step.runner = lowered->runner.get();

@@ -1,7 +1,7 @@
 #pragma once
+#include "exec/step_runner.hpp"
 #include "exec/view.hpp"
 #include "interp/implementation_list.hpp"
-#include "interp/step_runner.hpp"
 #include "runtime/executable.hpp"
 #include <cstddef>
 #include <memory>
@@ -67,7 +67,7 @@ struct PlanStep {
   const ir::Op* op = nullptr; // a lowered step's first op
   StepKind kind = StepKind::kernel;
   exec::Kernel kernel = nullptr;
-  const StepRunner* runner = nullptr;
+  const exec::StepRunner* runner = nullptr;
   uint32_t first_view = 0; // the step's inputs, then its outputs, in view_templates()
   uint32_t num_inputs = 0;
   uint32_t num_outputs = 0;
@@ -90,7 +90,7 @@ public:
   // (weight), an op no implementation takes (unsupported: a call left in the graph, a custom op of
   // no loaded extension).
   ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                std::vector<PlannedStep> steps = {});
+                std::vector<exec::PlannedStep> steps = {});
   ExecutionPlan(const ExecutionPlan&) = delete;
   ExecutionPlan& operator=(const ExecutionPlan&) = delete;
 
@@ -113,7 +113,7 @@ public:
 private:
   void plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops);
   void precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms);
-  void plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms);
+  void plan_steps(std::span<const exec::PlannedStep> steps, runtime::WeightForms* forms);
   ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms);
   void plan_arena_offsets();
   void plan_outputs();
@@ -126,7 +126,7 @@ private:
   std::vector<ir::ValueId> view_values_;
   std::vector<OutputSlot> outputs_;
   std::vector<ir::ValueId> aliases_;
-  std::vector<std::shared_ptr<const StepRunner>> own_runners_;          // the runners of runner steps
+  std::vector<std::shared_ptr<const exec::StepRunner>> own_runners_;    // the runners of runner steps
   std::vector<std::shared_ptr<const std::vector<Tensor>>> precomputed_; // shared with other plans
   size_t arena_bytes_ = 0;
 };

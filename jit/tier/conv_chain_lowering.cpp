@@ -27,7 +27,7 @@ struct ConvStage {
 // is cut into that many equal slices, one per thread, each running the whole chain on its own
 // images (the primitives were made for a slice): no thread waits for another between
 // convolutions, and a slice's activations stay in its core's cache.
-class ConvChainRunner final : public interp::StepRunner {
+class ConvChainRunner final : public exec::StepRunner {
 public:
   ConvChainRunner(std::vector<ConvStage> stages, int64_t slices, int64_t input_slice_floats)
       : stages_(std::move(stages)), slices_(slices), input_slice_floats_(input_slice_floats) {}
@@ -157,7 +157,7 @@ void lower_conv2d(GraphRewriter& rw, ir::OpId id) {
     stages.push_back(std::move(*next));
 
   const std::string name(kDnnlConv2d.name);
-  interp::LoweredStep step{name, {head.operands[0]}, {stages.back().epilogue.result}, id, nullptr};
+  exec::LoweredStep step{name, {head.operands[0]}, {stages.back().epilogue.result}, id, nullptr};
   for (size_t i = 0; i < stages.size(); ++i) {
     const ConvStage& stage = stages[i];
     const ir::Op& op = rw.op(stage.id);

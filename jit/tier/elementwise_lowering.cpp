@@ -9,7 +9,7 @@ namespace {
 
 using Broadcast = RegionInput::Broadcast;
 
-class ElementwiseRunner final : public interp::StepRunner {
+class ElementwiseRunner final : public exec::StepRunner {
 public:
   ElementwiseRunner(std::shared_ptr<const ElementwiseKernel> kernel, int64_t rows, int64_t cols)
       : kernel_(std::move(kernel)), rows_(rows), cols_(cols) {}
@@ -184,8 +184,8 @@ void lower_elementwise_region(GraphRewriter& rw, ir::OpId first) {
   const std::string name(kXbyakRegion.name);
   for (ir::OpId id : builder.ops())
     rw.take(id, name, id == first ? note : "fused into op " + std::to_string(first));
-  interp::LoweredStep step{name, builder.input_values(), grown.outputs, first,
-                           std::make_shared<ElementwiseRunner>(kernel, builder.rows(), builder.cols())};
+  exec::LoweredStep step{name, builder.input_values(), grown.outputs, first,
+                         std::make_shared<ElementwiseRunner>(kernel, builder.rows(), builder.cols())};
   // At the region's last op: the constants passed over are steps of their own before it.
   const ir::OpId last = builder.ops().back();
   if (last == first)

@@ -64,14 +64,14 @@ void GraphRewriter::take(ir::OpId id, std::string_view implementation, const std
   state_[id] = State::absorbed;
 }
 
-void GraphRewriter::emit_step(interp::LoweredStep step) {
+void GraphRewriter::emit_step(exec::LoweredStep step) {
   emit_producers(step.operands);
   for (ir::ValueId v : step.results)
     produced_.at(v) = true;
   steps_.emplace_back(std::move(step));
 }
 
-void GraphRewriter::emit_step_at(ir::OpId at_op, interp::LoweredStep step) { scheduled_.at(at_op) = std::move(step); }
+void GraphRewriter::emit_step_at(ir::OpId at_op, exec::LoweredStep step) { scheduled_.at(at_op) = std::move(step); }
 
 void GraphRewriter::emit_scheduled(ir::OpId id) {
   if (!scheduled_.at(id)) return;

@@ -1,6 +1,6 @@
 #pragma once
+#include "exec/step_runner.hpp"
 #include "interp/implementation_list.hpp"
-#include "interp/step_runner.hpp"
 #include "jit/tier/partitioner.hpp"
 #include <optional>
 #include <span>
@@ -45,8 +45,8 @@ public:
 
   // A lowered step, emitted now, or when the partition reaches `at_op` (the last op of a fused chain)
   // when that is later.
-  void emit_step(interp::LoweredStep step);
-  void emit_step_at(ir::OpId at_op, interp::LoweredStep step);
+  void emit_step(exec::LoweredStep step);
+  void emit_step_at(ir::OpId at_op, exec::LoweredStep step);
   // Emits the step scheduled at this source op, if any.
   void emit_scheduled(ir::OpId id);
 
@@ -64,9 +64,9 @@ private:
   std::vector<std::optional<ir::OpId>> last_user_;
   std::vector<State> state_;
   std::vector<interp::ImplementationWalk> walks_;
-  std::vector<std::optional<interp::LoweredStep>> scheduled_;
+  std::vector<std::optional<exec::LoweredStep>> scheduled_;
   std::vector<bool> produced_; // per source value: an argument, or written by a step already emitted
-  std::vector<interp::PlannedStep> steps_;
+  std::vector<exec::PlannedStep> steps_;
 };
 
 } // namespace kiln::jit::tier

@@ -52,7 +52,7 @@ struct JitTierRegistrar {
 JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
                               interp::CpuIsa cpu) {
   Partition partition = partition_graph(*graph, weights, cpu);
-  interp::ExecutableOptions options{"jit", partition.steps, partition.ops_per_lowering};
+  exec::ExecutableOptions options{"jit", partition.steps, partition.ops_per_lowering};
   auto executable = std::make_unique<interp::InterpreterExecutable>(graph, weights, std::move(options));
   std::vector<interp::ImplementationWalk> walks = walks_through_both_tiers(partition, executable->plan());
   return {std::move(executable), std::move(walks)};

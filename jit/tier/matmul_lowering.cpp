@@ -6,7 +6,7 @@ namespace kiln::jit::tier {
 
 namespace {
 
-class MatmulRunner final : public interp::StepRunner {
+class MatmulRunner final : public exec::StepRunner {
 public:
   MatmulRunner(dnnl_ops::MatmulPrimitive primitive, std::optional<Tensor> constant_b, bool has_bias, int residuals)
       : primitive_(std::move(primitive)), constant_b_(std::move(constant_b)), has_bias_(has_bias),
@@ -96,7 +96,7 @@ void lower_matmul(GraphRewriter& rw, ir::OpId id) {
   auto runner = std::make_shared<MatmulRunner>(std::move(primitive), plan.constant_b, plan.params.has_bias,
                                                int(plan.epilogue.residuals.size()));
   const std::string name(kDnnlMatmul.name);
-  interp::LoweredStep step{name, {op.operands[0]}, {plan.epilogue.result}, id, std::move(runner)};
+  exec::LoweredStep step{name, {op.operands[0]}, {plan.epilogue.result}, id, std::move(runner)};
   if (!plan.constant_b) step.operands.push_back(plan.b.value);
   if (plan.epilogue.bias) step.operands.push_back(*plan.epilogue.bias);
   step.operands.insert(step.operands.end(), plan.epilogue.residuals.begin(), plan.epilogue.residuals.end());

@@ -1,6 +1,6 @@
 #pragma once
+#include "exec/step_runner.hpp"
 #include "interp/implementation_list.hpp"
-#include "interp/step_runner.hpp"
 #include "ir/graph.hpp"
 #include "runtime/executable.hpp"
 #include <map>
@@ -12,7 +12,7 @@ namespace kiln::jit::tier {
 // How the JIT tier runs a static graph: its steps in run order, each a lowered step (generated code,
 // oneDNN primitives) or an op left as a step of its own for the interpreter's list to run.
 struct Partition {
-  std::vector<interp::PlannedStep> steps;
+  std::vector<exec::PlannedStep> steps;
   // Source ops per implementation that took them: "xbyak", "dnnl.matmul", ..., "interp", "extension".
   std::map<std::string, int> ops_per_lowering;
   // Per source op: the walk down the JIT tier's list for its kind (a single verdict for an op fused

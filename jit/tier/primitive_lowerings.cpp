@@ -9,7 +9,7 @@ namespace kiln::jit::tier {
 namespace {
 
 // A primitive with one input and one output of its own dims.
-template <class Primitive> class UnaryPrimitiveRunner final : public interp::StepRunner {
+template <class Primitive> class UnaryPrimitiveRunner final : public exec::StepRunner {
 public:
   explicit UnaryPrimitiveRunner(Primitive primitive) : primitive_(std::move(primitive)) {}
   void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
@@ -20,7 +20,7 @@ private:
   Primitive primitive_;
 };
 
-class LayerNormRunner final : public interp::StepRunner {
+class LayerNormRunner final : public exec::StepRunner {
 public:
   LayerNormRunner(dnnl_ops::LayerNormPrimitive primitive, bool has_weight, bool has_bias)
       : primitive_(std::move(primitive)), has_weight_(has_weight), has_bias_(has_bias) {}

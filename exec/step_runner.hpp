@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-namespace kiln::interp {
+namespace kiln::exec {
 
 // A stateful replacement for an op's kernel: generated code or a oneDNN primitive a tier lowered
 // ops into, a matmul over packed weights, an extension's kernel. Both tiers share one plan executor
@@ -40,4 +40,4 @@ struct ExecutableOptions {
   std::map<std::string, int> ops_per_lowering; // empty: every op counts as "interp"
 };
 
-} // namespace kiln::interp
+} // namespace kiln::exec
