@@ -46,7 +46,7 @@ StepChoice run_packed_gemm(const StepQuery& query) {
 // (packed_matmul.hpp).
 Implementation packed_gemm() {
   Implementation packed{
-      {"packed_gemm", CpuIsa::avx2_fma, "its kernel is AVX2+FMA code"}, refuse_packed_gemm, run_packed_gemm};
+      {"packed_gemm", exec::CpuIsa::avx2_fma, "its kernel is AVX2+FMA code"}, refuse_packed_gemm, run_packed_gemm};
   if (!env::pack_weights().value_or(true)) packed.switched_off = "KILN_PACK_WEIGHTS=0";
   return packed;
 }
@@ -55,7 +55,9 @@ constexpr Implementation kKernel{{"interp"}, nullptr, run_kernel};
 
 } // namespace
 
-CpuIsa interp_cpu_isa() { return KILN_HAS_AVX2_KERNELS && cpu_has_avx2_fma() ? CpuIsa::avx2_fma : CpuIsa::baseline; }
+exec::CpuIsa interp_cpu_isa() {
+  return KILN_HAS_AVX2_KERNELS && cpu_has_avx2_fma() ? exec::CpuIsa::avx2_fma : exec::CpuIsa::baseline;
+}
 
 // The switch names every OpKind, so -Wswitch flags an op added without a list.
 std::span<const Implementation> interp_implementations(ir::OpKind kind) {

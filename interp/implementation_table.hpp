@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/implementation_list.hpp"
+#include "exec/implementation_list.hpp"
 #include "interp/plan.hpp"
 #include <memory>
 #include <optional>
@@ -26,7 +26,7 @@ struct StepChoice {
   std::string note; // what the walk says the entry made of the op
 };
 
-struct Implementation : ListEntry {
+struct Implementation : exec::ListEntry {
   // Why the entry cannot take the op; null: it takes every op of the kinds it is listed for.
   std::optional<std::string> (*refuse)(const StepQuery& query) = nullptr;
   // Called only for an op refuse() accepted. Throws kiln::Error for what input can cause.
@@ -40,6 +40,6 @@ std::span<const Implementation> interp_implementations(ir::OpKind kind);
 
 // The CPU the interpreter's entries run on: AVX2+FMA when this build has the AVX2 kernels and the
 // CPU runs them.
-CpuIsa interp_cpu_isa();
+exec::CpuIsa interp_cpu_isa();
 
 } // namespace kiln::interp

@@ -204,14 +204,14 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops,
 void ExecutionPlan::plan_steps(std::span<const exec::PlannedStep> steps, runtime::WeightForms* forms) {
   for (const exec::PlannedStep& planned : steps) {
     PlanStep step;
-    ImplementationWalk walk;
+    exec::ImplementationWalk walk;
     std::span<const ir::ValueId> operands, results;
     if (const auto* lowered = std::get_if<exec::LoweredStep>(&planned)) {
       step.op = &graph_->ops.at(lowered->op);
       step.kind = StepKind::runner;
       step.runner = lowered->runner.get();
       own_runners_.push_back(lowered->runner);
-      walk.push_back(Verdict{lowered->implementation, std::nullopt, {}});
+      walk.push_back(exec::Verdict{lowered->implementation, std::nullopt, {}});
       operands = lowered->operands;
       results = lowered->results;
     } else {
@@ -238,25 +238,26 @@ void ExecutionPlan::plan_steps(std::span<const exec::PlannedStep> steps, runtime
 
 // Values bound or aliased when planning need no code; any other op runs what the first entry of its
 // kind's list that takes it creates.
-ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms) {
+exec::ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanStep& step,
+                                                              runtime::WeightForms* forms) {
   const Storage storage = op.results.empty() ? Storage::arena : values_[op.results[0]].storage;
   if (storage == Storage::bound) {
     step.kind = StepKind::bind;
     const bool constant = op.kind == ir::OpKind::constant || op.kind == ir::OpKind::constant_external;
-    return {Verdict{constant ? "bound" : "precomputed", std::nullopt, {}}};
+    return {exec::Verdict{constant ? "bound" : "precomputed", std::nullopt, {}}};
   }
   if (storage == Storage::alias) {
     step.kind = StepKind::alias;
-    return {Verdict{"alias", std::nullopt, {}}};
+    return {exec::Verdict{"alias", std::nullopt, {}}};
   }
   const StepQuery query{*graph_, op, values_, forms};
-  ImplementationWalk walk;
-  const Implementation* taker = walk_implementations(
+  exec::ImplementationWalk walk;
+  const Implementation* taker = exec::walk_implementations(
       interp_implementations(op.kind), interp_cpu_isa(),
       [&](const Implementation& entry) { return entry.refuse ? entry.refuse(query) : std::nullopt; }, walk);
   if (!taker)
     throw Error(ErrorKind::unsupported, op_place(op) + ": no interpreter implementation takes it" +
-                                            (walk.empty() ? "" : " (" + walk_to_string(walk) + ")"));
+                                            (walk.empty() ? "" : " (" + exec::walk_to_string(walk) + ")"));
   StepChoice choice = taker->create(query);
   walk.back().note = std::move(choice.note);
   step.kind = choice.kind;

@@ -1,7 +1,7 @@
 #pragma once
+#include "exec/implementation_list.hpp"
 #include "exec/step_runner.hpp"
 #include "exec/view.hpp"
-#include "interp/implementation_list.hpp"
 #include "runtime/executable.hpp"
 #include <cstddef>
 #include <memory>
@@ -99,7 +99,7 @@ public:
   const std::vector<PlanStep>& steps() const { return steps_; }
   // How step `index` came to run as it does: the interpreter's walk for an op of its own; for a
   // lowered step, the tier's implementation alone.
-  const ImplementationWalk& walk(size_t index) const { return walks_.at(index); }
+  const exec::ImplementationWalk& walk(size_t index) const { return walks_.at(index); }
   // Per step: the op's input views then its output views, with dtype and dims set and data null.
   const std::vector<exec::View>& view_templates() const { return view_templates_; }
   // The value each view template shows.
@@ -114,14 +114,14 @@ private:
   void plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops);
   void precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms);
   void plan_steps(std::span<const exec::PlannedStep> steps, runtime::WeightForms* forms);
-  ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms);
+  exec::ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms);
   void plan_arena_offsets();
   void plan_outputs();
 
   std::shared_ptr<const ir::Function> graph_;
   std::vector<ValuePlan> values_;
   std::vector<PlanStep> steps_;
-  std::vector<ImplementationWalk> walks_; // one per step
+  std::vector<exec::ImplementationWalk> walks_; // one per step
   std::vector<exec::View> view_templates_;
   std::vector<ir::ValueId> view_values_;
   std::vector<OutputSlot> outputs_;

@@ -1,5 +1,5 @@
+#include "exec/implementation_list.hpp"
 #include "interp/executor.hpp"
-#include "interp/implementation_list.hpp"
 #include "interp/kernels/cpu_features.hpp"
 #include "interp/plan.hpp"
 #include "ir/ops.hpp"
@@ -579,7 +579,7 @@ TEST_CASE("the plan walks each op's implementation list and keeps the walk of ev
   const std::string no_avx2 = "packed_gemm refused: needs AVX2+FMA (its kernel is AVX2+FMA code); ";
   std::vector<std::string> walks;
   for (size_t i = 0; i < exe.plan().steps().size(); ++i)
-    walks.push_back(interp::walk_to_string(exe.plan().walk(i)));
+    walks.push_back(exec::walk_to_string(exe.plan().walk(i)));
   CHECK(walks ==
         std::vector<std::string>{
             "bound took it",

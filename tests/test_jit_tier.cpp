@@ -407,12 +407,12 @@ namespace {
 
 // The walk of the first op of `kind` in the staged graph of fn, compiled by the JIT tier as if on `cpu`.
 template <class Fn, class... Layouts>
-std::string jit_walk(Fn fn, const runtime::WeightMap& weights, ir::OpKind kind, interp::CpuIsa cpu,
+std::string jit_walk(Fn fn, const runtime::WeightMap& weights, ir::OpKind kind, exec::CpuIsa cpu,
                      const Layouts&... layouts) {
   auto graph = std::make_shared<const ir::Function>(stage(fn)(layouts...).graph().entry());
   const jit::tier::JitBuild build = jit::tier::build_jit_executable(graph, weights, cpu);
   for (size_t id = 0; id < graph->ops.size(); ++id)
-    if (graph->ops[id].kind == kind) return interp::walk_to_string(build.walks.at(id));
+    if (graph->ops[id].kind == kind) return exec::walk_to_string(build.walks.at(id));
   FAIL("no op of that kind");
   return "";
 }
@@ -423,7 +423,7 @@ Tensor matmul_by_weight(const Tensor& x) {
 
 // How the interpreter's list ends the walk of a matmul by a weight on this CPU.
 std::string interpreter_matmul_walk() {
-  if (interp::interp_cpu_isa() >= interp::CpuIsa::avx2_fma) return "packed_gemm took it";
+  if (interp::interp_cpu_isa() >= exec::CpuIsa::avx2_fma) return "packed_gemm took it";
   return "packed_gemm refused: needs AVX2+FMA (its kernel is AVX2+FMA code); interp took it";
 }
 
@@ -470,20 +470,19 @@ TEST_CASE("a matmul walks oneDNN's matmul, then the interpreter's list, as KILN_
                               interpreter_matmul_walk();
   SUBCASE("auto") {
     ScopedEnv unset("KILN_JIT_MATMUL", nullptr);
-    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, interp::CpuIsa::avx2_fma, x) == on_avx2);
-    const std::string on_avx512 =
-        jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, interp::CpuIsa::avx512_core, x);
+    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, exec::CpuIsa::avx2_fma, x) == on_avx2);
+    const std::string on_avx512 = jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, exec::CpuIsa::avx512_core, x);
     CHECK(on_avx512.starts_with("dnnl.matmul took it ("));
     CHECK(on_avx512.ends_with(", constant B 'w')"));
   }
   SUBCASE("interp") {
     ScopedEnv interp_matmul("KILN_JIT_MATMUL", "interp");
-    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, interp::CpuIsa::avx512_core, x) ==
+    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, exec::CpuIsa::avx512_core, x) ==
           "dnnl.matmul refused: KILN_JIT_MATMUL=interp; " + interpreter_matmul_walk());
   }
   SUBCASE("dnnl") {
     ScopedEnv dnnl_matmul("KILN_JIT_MATMUL", "dnnl");
-    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, interp::CpuIsa::avx2_fma, x)
+    CHECK(jit_walk(matmul_by_weight, weights, ir::OpKind::matmul, exec::CpuIsa::avx2_fma, x)
               .starts_with("dnnl.matmul took it ("));
   }
 }

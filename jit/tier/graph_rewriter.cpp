@@ -35,14 +35,14 @@ void GraphRewriter::emit_producers(std::span<const ir::ValueId> values) {
     if (def == ir::kNoOp || state_[size_t(def)] != State::deferred)
       throw Error(ErrorKind::internal, "jit partitioner: value %" + std::to_string(v) + " used before it is emitted");
     // The step it waited for did not take it: it runs on its own after all, as the last entry of its list.
-    interp::ImplementationWalk& walk = walks_[size_t(def)];
+    exec::ImplementationWalk& walk = walks_[size_t(def)];
     if (!walk.empty()) walk.back().refusal = "the step it waited for did not take it";
-    walk.push_back(interp::Verdict{"interp", std::nullopt, {}});
+    walk.push_back(exec::Verdict{"interp", std::nullopt, {}});
     keep_op(ir::OpId(def));
   }
 }
 
-void GraphRewriter::record_walk(ir::OpId id, interp::ImplementationWalk walk) { walks_.at(id) = std::move(walk); }
+void GraphRewriter::record_walk(ir::OpId id, exec::ImplementationWalk walk) { walks_.at(id) = std::move(walk); }
 
 void GraphRewriter::keep_op(ir::OpId id) {
   const ir::Op& op = source_.ops.at(id);
@@ -54,13 +54,13 @@ void GraphRewriter::keep_op(ir::OpId id) {
 }
 
 void GraphRewriter::take(ir::OpId id, std::string_view implementation, const std::string& note) {
-  interp::ImplementationWalk& walk = walks_.at(id);
+  exec::ImplementationWalk& walk = walks_.at(id);
   const bool chosen = state_[id] == State::open && !walk.empty() && !walk.back().refusal &&
                       walk.back().implementation == implementation;
   if (chosen)
     walk.back().note = note;
   else
-    walk = {interp::Verdict{std::string(implementation), std::nullopt, note}};
+    walk = {exec::Verdict{std::string(implementation), std::nullopt, note}};
   state_[id] = State::absorbed;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
+#include "exec/implementation_list.hpp"
 #include "exec/step_runner.hpp"
-#include "interp/implementation_list.hpp"
 #include "jit/tier/partitioner.hpp"
 #include <optional>
 #include <span>
@@ -33,7 +33,7 @@ public:
   bool is_deferred(ir::OpId id) const { return state_.at(id) == State::deferred; }
 
   // How the walk down the op's list went; its last verdict names the implementation about to take it.
-  void record_walk(ir::OpId id, interp::ImplementationWalk walk);
+  void record_walk(ir::OpId id, exec::ImplementationWalk walk);
   // The op stays a step of its own: the interpreter's implementation list runs it.
   void keep_op(ir::OpId id);
   // The op becomes a step of its own only if a later step reads its result.
@@ -63,7 +63,7 @@ private:
   std::vector<int> uses_;
   std::vector<std::optional<ir::OpId>> last_user_;
   std::vector<State> state_;
-  std::vector<interp::ImplementationWalk> walks_;
+  std::vector<exec::ImplementationWalk> walks_;
   std::vector<std::optional<exec::LoweredStep>> scheduled_;
   std::vector<bool> produced_; // per source value: an argument, or written by a step already emitted
   std::vector<exec::PlannedStep> steps_;

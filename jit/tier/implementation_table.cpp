@@ -20,15 +20,15 @@ std::vector<Implementation> matmul_list() {
   Implementation dnnl = kDnnlMatmul;
   const std::string choice = env::jit_matmul().value_or("auto");
   if (choice == "interp") dnnl.switched_off = "KILN_JIT_MATMUL=interp";
-  if (choice == "dnnl") dnnl.min_isa = interp::CpuIsa::baseline;
+  if (choice == "dnnl") dnnl.min_isa = exec::CpuIsa::baseline;
   return {dnnl, kInterpreter};
 }
 
 } // namespace
 
-interp::CpuIsa jit_cpu_isa() {
-  if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return interp::CpuIsa::avx512_core;
-  return interp::cpu_has_avx2_fma() ? interp::CpuIsa::avx2_fma : interp::CpuIsa::baseline;
+exec::CpuIsa jit_cpu_isa() {
+  if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return exec::CpuIsa::avx512_core;
+  return interp::cpu_has_avx2_fma() ? exec::CpuIsa::avx2_fma : exec::CpuIsa::baseline;
 }
 
 // The switch names every OpKind, so -Wswitch flags an op added without a list.

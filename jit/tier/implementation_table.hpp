@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/implementation_list.hpp"
+#include "exec/implementation_list.hpp"
 #include "ir/graph.hpp"
 #include <optional>
 #include <string>
@@ -12,7 +12,7 @@ class GraphRewriter;
 
 // One way the JIT tier can run an op: a lowering's predicate and builder (oneDNN's pd init and
 // create), or the interpreter's own list.
-struct Implementation : interp::ListEntry {
+struct Implementation : exec::ListEntry {
   // Why it cannot take the op at `id` as the partition stands (dtypes, shapes, operands, the ops
   // around it); null: it takes every op of the kinds it is listed for. Changes nothing.
   std::optional<std::string> (*refuse)(const GraphRewriter& rw, ir::OpId id) = nullptr;
@@ -27,6 +27,6 @@ struct Implementation : interp::ListEntry {
 std::vector<Implementation> jit_implementations(ir::OpKind kind);
 
 // The CPU the JIT's entries run on: oneDNN's effective ISA (ONEDNN_MAX_CPU_ISA lowers it).
-interp::CpuIsa jit_cpu_isa();
+exec::CpuIsa jit_cpu_isa();
 
 } // namespace kiln::jit::tier

@@ -11,26 +11,26 @@ namespace {
 
 // An op the JIT tier left as a step of its own ends its walk down the interpreter's list: that
 // walk replaces the JIT's last verdict.
-std::vector<interp::ImplementationWalk> walks_through_both_tiers(const Partition& partition,
-                                                                 const interp::ExecutionPlan& plan) {
-  std::vector<interp::ImplementationWalk> walks = partition.walks;
+std::vector<exec::ImplementationWalk> walks_through_both_tiers(const Partition& partition,
+                                                               const interp::ExecutionPlan& plan) {
+  std::vector<exec::ImplementationWalk> walks = partition.walks;
   for (size_t index = 0; index < partition.steps.size(); ++index) {
     const ir::OpId* id = std::get_if<ir::OpId>(&partition.steps[index]);
     if (!id) continue;
-    interp::ImplementationWalk& walk = walks.at(*id);
+    exec::ImplementationWalk& walk = walks.at(*id);
     walk.pop_back();
-    const interp::ImplementationWalk& interp_walk = plan.walk(index);
+    const exec::ImplementationWalk& interp_walk = plan.walk(index);
     walk.insert(walk.end(), interp_walk.begin(), interp_walk.end());
   }
   return walks;
 }
 
-void log_walks(const ir::Function& graph, const std::vector<interp::ImplementationWalk>& walks) {
+void log_walks(const ir::Function& graph, const std::vector<exec::ImplementationWalk>& walks) {
   for (size_t id = 0; id < graph.ops.size(); ++id) {
     const ir::Op& op = graph.ops[id];
     runtime::log_line(runtime::LogChannel::jit, "op " + std::to_string(id) + " kiln." +
                                                     std::string(ir::op_info(op.kind).name) + " at " +
-                                                    op.loc.to_string() + ": " + interp::walk_to_string(walks[id]));
+                                                    op.loc.to_string() + ": " + exec::walk_to_string(walks[id]));
   }
 }
 
@@ -50,11 +50,11 @@ struct JitTierRegistrar {
 } // namespace
 
 JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                              interp::CpuIsa cpu) {
+                              exec::CpuIsa cpu) {
   Partition partition = partition_graph(*graph, weights, cpu);
   exec::ExecutableOptions options{"jit", partition.steps, partition.ops_per_lowering};
   auto executable = std::make_unique<interp::InterpreterExecutable>(graph, weights, std::move(options));
-  std::vector<interp::ImplementationWalk> walks = walks_through_both_tiers(partition, executable->plan());
+  std::vector<exec::ImplementationWalk> walks = walks_through_both_tiers(partition, executable->plan());
   return {std::move(executable), std::move(walks)};
 }
 

@@ -1,6 +1,6 @@
 #pragma once
+#include "exec/implementation_list.hpp"
 #include "interp/executor.hpp"
-#include "interp/implementation_list.hpp"
 #include <memory>
 #include <vector>
 
@@ -12,9 +12,9 @@ namespace kiln::jit::tier {
 // for an op left as a step of its own, the interpreter's list. KILN_LOG=jit prints them.
 struct JitBuild {
   std::unique_ptr<interp::InterpreterExecutable> executable;
-  std::vector<interp::ImplementationWalk> walks;
+  std::vector<exec::ImplementationWalk> walks;
 };
 JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                              interp::CpuIsa cpu);
+                              exec::CpuIsa cpu);
 
 } // namespace kiln::jit::tier

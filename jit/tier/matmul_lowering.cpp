@@ -131,7 +131,7 @@ void lower_transposed_b(GraphRewriter& rw, ir::OpId id) { rw.defer(id); }
 // block-parallel GEMM with the epilogue fused by xbyak measured faster there (mlp b64 1.19 vs
 // 1.98 ms, attn b1 1.47 vs 1.83 ms): below AVX-512 the matmul goes on down the list.
 const Implementation kDnnlMatmul{
-    {"dnnl.matmul", interp::CpuIsa::avx512_core, "oneDNN 2.6 repacks B every call below it; the interpreter is faster"},
+    {"dnnl.matmul", exec::CpuIsa::avx512_core, "oneDNN 2.6 repacks B every call below it; the interpreter is faster"},
     refuse_matmul,
     lower_matmul};
 

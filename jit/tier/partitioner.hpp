@@ -1,6 +1,6 @@
 #pragma once
+#include "exec/implementation_list.hpp"
 #include "exec/step_runner.hpp"
-#include "interp/implementation_list.hpp"
 #include "ir/graph.hpp"
 #include "runtime/executable.hpp"
 #include <map>
@@ -17,11 +17,11 @@ struct Partition {
   std::map<std::string, int> ops_per_lowering;
   // Per source op: the walk down the JIT tier's list for its kind (a single verdict for an op fused
   // into another's step).
-  std::vector<interp::ImplementationWalk> walks;
+  std::vector<exec::ImplementationWalk> walks;
 };
 
 // Never all-or-nothing: each op walks its kind's list (implementation_table.hpp) on `cpu`, whose
 // last entry leaves it to the interpreter.
-Partition partition_graph(const ir::Function& source, const runtime::WeightMap& weights, interp::CpuIsa cpu);
+Partition partition_graph(const ir::Function& source, const runtime::WeightMap& weights, exec::CpuIsa cpu);
 
 } // namespace kiln::jit::tier

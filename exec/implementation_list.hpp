@@ -9,7 +9,7 @@
 // Which code runs an op, as oneDNN's implementation lists decide it: each tier has, per op kind, an
 // ordered list of implementations; a walk asks each in turn whether it can take the op and stops at
 // the first that does. The interpreter's kernel is the last entry and takes every op.
-namespace kiln::interp {
+namespace kiln::exec {
 
 // The CPU levels implementation lists tell apart, each including the one before.
 enum class CpuIsa : uint8_t { baseline, avx2_fma, avx512_core };
@@ -57,4 +57,4 @@ const Implementation* walk_implementations(std::span<const Implementation> list,
   return nullptr;
 }
 
-} // namespace kiln::interp
+} // namespace kiln::exec

@@ -1,6 +1,6 @@
-#include "interp/implementation_list.hpp"
+#include "exec/implementation_list.hpp"
 
-namespace kiln::interp {
+namespace kiln::exec {
 
 std::string_view cpu_isa_name(CpuIsa isa) {
   switch (isa) {
@@ -30,4 +30,4 @@ std::optional<std::string> refused_by_list(const ListEntry& entry, CpuIsa cpu) {
   return why;
 }
 
-} // namespace kiln::interp
+} // namespace kiln::exec
