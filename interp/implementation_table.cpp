@@ -1,8 +1,8 @@
 #include "interp/implementation_table.hpp"
 #include "core/environment.hpp"
+#include "exec/cpu_features.hpp"
 #include "interp/extension_runner.hpp"
 #include "interp/kernel_table.hpp"
-#include "interp/kernels/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/packed_matmul.hpp"
 #include "ir/custom_ops.hpp"
@@ -56,7 +56,7 @@ constexpr Implementation kKernel{{"interp"}, nullptr, run_kernel};
 } // namespace
 
 exec::CpuIsa interp_cpu_isa() {
-  return KILN_HAS_AVX2_KERNELS && cpu_has_avx2_fma() ? exec::CpuIsa::avx2_fma : exec::CpuIsa::baseline;
+  return KILN_HAS_AVX2_KERNELS && exec::cpu_has_avx2_fma() ? exec::CpuIsa::avx2_fma : exec::CpuIsa::baseline;
 }
 
 // The switch names every OpKind, so -Wswitch flags an op added without a list.

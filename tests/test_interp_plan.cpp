@@ -1,6 +1,6 @@
+#include "exec/cpu_features.hpp"
 #include "exec/implementation_list.hpp"
 #include "interp/executor.hpp"
-#include "interp/kernels/cpu_features.hpp"
 #include "interp/plan.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
@@ -76,7 +76,7 @@ std::vector<float> map(const std::vector<float>& a, float (*fn)(float)) {
 }
 
 // Whether matmuls by bound weights run the packed AVX2 GEMM here (interp/packed_matmul.hpp).
-bool packs_weights() { return KILN_HAS_AVX2_KERNELS && interp::cpu_has_avx2_fma(); }
+bool packs_weights() { return KILN_HAS_AVX2_KERNELS && exec::cpu_has_avx2_fma(); }
 
 // Blocks that are live at the same op must not share a byte.
 void check_no_conflicts(std::span<const interp::LiveInterval> intervals, const interp::ArenaLayout& layout) {

@@ -1,6 +1,6 @@
 // The interpreter's f32 exp/tanh/sigmoid/silu/gelu(tanh) (interp/kernels/vector_math.hpp) against
 // double-precision libm over dense sweeps, in the baseline build and (where the CPU has it) AVX2.
-#include "interp/kernels/cpu_features.hpp"
+#include "exec/cpu_features.hpp"
 #include "interp/kernels/vector_math.hpp"
 #include "kiln_config.h"
 #include <cmath>
@@ -71,7 +71,7 @@ using MapFn = void (*)(MapF32, const float*, float*, int64_t);
 std::vector<std::pair<const char*, MapFn>> builds() {
   std::vector<std::pair<const char*, MapFn>> all{{"baseline", vector_math::detail::map_f32_baseline}};
 #if KILN_HAS_AVX2_KERNELS
-  if (cpu_has_avx2_fma()) all.emplace_back("avx2", vector_math::detail::map_f32_avx2);
+  if (kiln::exec::cpu_has_avx2_fma()) all.emplace_back("avx2", vector_math::detail::map_f32_avx2);
 #endif
   return all;
 }

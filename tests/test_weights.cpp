@@ -2,8 +2,8 @@
 // the session's WeightForms under (weights, versions, form), made once and shared by every plan,
 // signature and tier; set() makes a new version, an in-place change without set() is not seen.
 #include "core/environment.hpp"
+#include "exec/cpu_features.hpp"
 #include "interp/executor.hpp"
-#include "interp/kernels/cpu_features.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
 #include "runtime/weight_forms.hpp"
@@ -21,9 +21,7 @@ using runtime::WeightMap;
 namespace {
 
 // Whether matmuls by bound weights run the packed AVX2 GEMM here (interp/packed_matmul.hpp).
-bool packs_weights() {
-  return KILN_HAS_AVX2_KERNELS && interp::cpu_has_avx2_fma() && env::pack_weights().value_or(true);
-}
+bool packs_weights() { return KILN_HAS_AVX2_KERNELS && exec::cpu_has_avx2_fma() && env::pack_weights().value_or(true); }
 
 // Registry weights, each at `version`, their forms shared through `forms`.
 WeightMap registry_weights(const std::shared_ptr<WeightForms>& forms, const std::map<std::string, Tensor>& tensors,

@@ -1,5 +1,5 @@
 #include "interp/kernels/gemm.hpp"
-#include "interp/kernels/cpu_features.hpp"
+#include "exec/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include <Eigen/Core>
 #define EIGEN_NAMESPACE Eigen
@@ -14,7 +14,7 @@ namespace {
 
 void gemm_one_thread(const GemmF32& gemm) {
 #if KILN_HAS_AVX2_KERNELS
-  if (cpu_has_avx2_fma()) return detail::gemm_f32_avx2(gemm);
+  if (exec::cpu_has_avx2_fma()) return detail::gemm_f32_avx2(gemm);
 #endif
   detail::gemm_f32_baseline(gemm);
 }

@@ -1,5 +1,5 @@
 #include "interp/kernels/vector_math.hpp"
-#include "interp/kernels/cpu_features.hpp"
+#include "exec/cpu_features.hpp"
 #include "interp/kernels/vector_math_map.inc"
 #include "kiln_config.h"
 
@@ -9,7 +9,7 @@ void detail::map_f32_baseline(MapF32 fn, const float* x, float* y, int64_t n) { 
 
 void map_f32(MapF32 fn, const float* x, float* y, int64_t n) {
 #if KILN_HAS_AVX2_KERNELS
-  if (cpu_has_avx2_fma()) return detail::map_f32_avx2(fn, x, y, n);
+  if (exec::cpu_has_avx2_fma()) return detail::map_f32_avx2(fn, x, y, n);
 #endif
   detail::map_f32_baseline(fn, x, y, n);
 }

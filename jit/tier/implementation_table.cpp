@@ -1,6 +1,6 @@
 #include "jit/tier/implementation_table.hpp"
 #include "core/environment.hpp"
-#include "interp/kernels/cpu_features.hpp"
+#include "exec/cpu_features.hpp"
 #include "jit/tier/lowerings.hpp"
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -28,7 +28,7 @@ std::vector<Implementation> matmul_list() {
 
 exec::CpuIsa jit_cpu_isa() {
   if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return exec::CpuIsa::avx512_core;
-  return interp::cpu_has_avx2_fma() ? exec::CpuIsa::avx2_fma : exec::CpuIsa::baseline;
+  return exec::cpu_has_avx2_fma() ? exec::CpuIsa::avx2_fma : exec::CpuIsa::baseline;
 }
 
 // The switch names every OpKind, so -Wswitch flags an op added without a list.

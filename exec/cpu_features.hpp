@@ -1,6 +1,6 @@
 #pragma once
 
-namespace kiln::interp {
+namespace kiln::exec {
 
 // Whether this CPU runs the kernels built with -mavx2 -mfma (gemm_avx2.cpp, vector_math_avx2.cpp).
 inline bool cpu_has_avx2_fma() {
@@ -15,4 +15,4 @@ inline bool cpu_has_avx2_fma() {
 #endif
 }
 
-} // namespace kiln::interp
+} // namespace kiln::exec
