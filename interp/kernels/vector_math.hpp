@@ -4,7 +4,7 @@
 // inline functions, because vector_math_avx2.cpp compiles it with -mavx2 -mfma. Cephes' polynomials;
 // the ulp bounds against the correctly rounded result are measured in tests/test_interp_ops.cpp
 // and listed in docs/interpreter.md. NaN propagates, ±Inf and overflow saturate as in libm.
-#include "interp/kernels/math_coefficients.hpp"
+#include "exec/math_coefficients.hpp"
 #include <bit>
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "interp/kernels/math_coefficients.hpp"
+#include "exec/math_coefficients.hpp"
 #include "jit/elementwise/emitter.hpp"
 #include "jit/elementwise/region_check.hpp"
 #include <cfloat>
