@@ -10,9 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
-#include <vector>
 #include <xbyak/xbyak_util.h>
 
 namespace kiln::jit {
@@ -243,18 +241,7 @@ bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int
     else
       run_block(inputs, outputs, 0, rows, begin, end, cols);
   };
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(int(threads)) schedule(static)
-  for (int64_t chunk = 0; chunk < threads; ++chunk)
-    run_chunk(chunk);
-#else
-  std::vector<std::thread> workers;
-  for (int64_t chunk = 1; chunk < threads; ++chunk)
-    workers.emplace_back(run_chunk, chunk);
-  run_chunk(0);
-  for (std::thread& w : workers)
-    w.join();
-#endif
+  exec::parallel_for(threads, true, run_chunk);
   return true;
 }
 
