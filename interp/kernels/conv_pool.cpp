@@ -32,7 +32,7 @@ void check_output(const KernelArgs& args, const Window& w, int64_t channels) {
   if (x.size() != 4 || y.size() != 4 || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0 || y[0] != x[0] ||
       y[1] != channels || y[2] != window_output(x[2], w.kh, w.sh, w.ph, w.dh) ||
       y[3] != window_output(x[3], w.kw, w.sw, w.pw, w.dw))
-    throw Error(ErrorKind::shape, op_place(args.op) + ": result " + dims_string(y) +
+    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result " + dims_string(y) +
                                       " does not match the window over input " + dims_string(x));
 }
 
@@ -48,7 +48,7 @@ ConvShape conv_shape(const KernelArgs& args, const Window& w, int64_t groups) {
   const bool ok = x.size() == 4 && k.size() == 4 && groups > 0 && x[1] % groups == 0 && k[0] % groups == 0 &&
                   k[1] == x[1] / groups && (args.inputs.size() < 3 || args.inputs[2].numel() == k[0]);
   if (!ok)
-    throw Error(ErrorKind::shape, op_place(args.op) + ": input " + dims_string(x) + ", weight " + dims_string(k) +
+    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": input " + dims_string(x) + ", weight " + dims_string(k) +
                                       " and groups " + std::to_string(groups) + " do not fit together");
   check_output(args, w, k[0]);
   return {x[0], x[1], x[2], x[3], k[0], groups, y[2], y[3]};

@@ -7,21 +7,15 @@ using exec::Kernel;
 using exec::KernelArgs;
 using exec::View;
 
-std::string op_place(const ir::Op& op) {
-  std::string place = "kiln." + std::string(ir::op_info(op.kind).name);
-  if (op.loc.known()) place += " at " + op.loc.to_string();
-  return place;
-}
-
 void throw_unsupported_dtype(const ir::Op& op, DType dtype) {
-  throw Error(ErrorKind::dtype, op_place(op) + ": the interpreter has no kernel for dtype " + dtype_name(dtype));
+  throw Error(ErrorKind::dtype, exec::op_place(op) + ": the interpreter has no kernel for dtype " + dtype_name(dtype));
 }
 
 namespace {
 
 void check_dtype(const KernelArgs& args, const View& v, DType expected, const char* what, size_t index) {
   if (v.dtype != expected)
-    throw Error(ErrorKind::dtype, op_place(args.op) + ": " + what + " " + std::to_string(index) + " is " +
+    throw Error(ErrorKind::dtype, exec::op_place(args.op) + ": " + what + " " + std::to_string(index) + " is " +
                                       dtype_name(v.dtype) + ", expected " + dtype_name(expected));
 }
 
@@ -49,14 +43,14 @@ void require_uniform_dtype(const KernelArgs& args) {
 void require_same_dims(const KernelArgs& args) {
   std::span<const int64_t> in = args.inputs[0].dims, out = args.outputs[0].dims;
   if (!std::equal(in.begin(), in.end(), out.begin(), out.end()))
-    throw Error(ErrorKind::shape, op_place(args.op) + ": result dims " + dims_string(out) +
+    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result dims " + dims_string(out) +
                                       " differ from operand dims " + dims_string(in));
 }
 
 int64_t require_axis(const ir::Op& op, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= rank)
-    throw Error(ErrorKind::shape,
-                op_place(op) + ": axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    throw Error(ErrorKind::shape, exec::op_place(op) + ": axis " + std::to_string(axis) + " is out of range for rank " +
+                                      std::to_string(rank));
   return axis;
 }
 

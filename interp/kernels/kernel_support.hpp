@@ -1,4 +1,5 @@
 #pragma once
+#include "exec/op_place.hpp"
 #include "exec/threads.hpp"
 #include "exec/view.hpp"
 #include "interp/kernels/element.hpp"
@@ -10,9 +11,6 @@
 #include <vector>
 
 namespace kiln::interp {
-
-// "kiln.add at model.cpp:3:9" (or just "kiln.add" when the op has no source location).
-std::string op_place(const ir::Op& op);
 
 [[noreturn]] void throw_unsupported_dtype(const ir::Op& op, DType dtype);
 // Inputs named by index (and every output) must share inputs[first]'s dtype: kiln::Error(dtype).

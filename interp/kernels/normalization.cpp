@@ -25,7 +25,7 @@ RowSplit rows_from_axis(const KernelArgs& args) {
   const RowSplit s{product(dims.subspan(0, size_t(axis))), product(dims.subspan(size_t(axis)))};
   for (size_t i = 1; i < args.inputs.size(); ++i)
     if (args.inputs[i].numel() != s.features)
-      throw Error(ErrorKind::shape, op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
+      throw Error(ErrorKind::shape, exec::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
                                         std::to_string(args.inputs[i].numel()) + " elements, expected " +
                                         std::to_string(s.features));
   return s;
@@ -82,11 +82,12 @@ template <class T> void rms_norm_typed(const KernelArgs& args) {
 template <class T> void batch_norm_typed(const KernelArgs& args) {
   std::span<const int64_t> dims = args.inputs[0].dims;
   if (dims.size() < 2)
-    throw Error(ErrorKind::shape, op_place(args.op) + ": input " + dims_string(dims) + " needs rank >= 2 (N, C, ...)");
+    throw Error(ErrorKind::shape,
+                exec::op_place(args.op) + ": input " + dims_string(dims) + " needs rank >= 2 (N, C, ...)");
   const int64_t batch = dims[0], channels = dims[1], plane = product(dims.subspan(2));
   for (size_t i = 1; i < args.inputs.size(); ++i)
     if (args.inputs[i].numel() != channels)
-      throw Error(ErrorKind::shape, op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
+      throw Error(ErrorKind::shape, exec::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
                                         std::to_string(args.inputs[i].numel()) + " elements, expected " +
                                         std::to_string(channels));
   const T* mean = args.inputs[1].as<const T>();

@@ -125,7 +125,7 @@ std::vector<Acc> reduce_groups(const View& x, std::vector<AxisGroup> groups, Com
 // Reducing an empty axis: sums are 0, means NaN (0 / 0), max and min have no answer.
 template <class E> void reduce_empty(const KernelArgs& args, Reduction kind) {
   if (kind == Reduction::max || kind == Reduction::min)
-    throw Error(ErrorKind::shape, op_place(args.op) + ": cannot reduce an empty axis (no identity)");
+    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": cannot reduce an empty axis (no identity)");
   using C = typename E::Compute;
   const C value = kind == Reduction::sum ? C(0) : C(std::numeric_limits<double>::quiet_NaN());
   auto* out = args.outputs[0].as<typename E::Storage>();
@@ -147,7 +147,7 @@ template <class E> void reduce_typed(const KernelArgs& args, Reduction kind) {
   else
     acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return wrapping_add(a, b); });
   if (int64_t(acc.size()) != y.numel())
-    throw Error(ErrorKind::shape, op_place(args.op) + ": result dims " + dims_string(y.dims) +
+    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result dims " + dims_string(y.dims) +
                                       " do not match the reduction of " + dims_string(x.dims));
   const double count = double(x.numel() / y.numel());
   auto* out = y.as<typename E::Storage>();
@@ -227,10 +227,10 @@ void argmax(const KernelArgs& args) {
   if (y.dtype != DType::i64) throw_unsupported_dtype(args.op, y.dtype);
   const AxisSplit s = split_at_axis(args.op, ir::params_of<ir::ArgmaxParams>(args.op).axis, x.dims);
   if (y.numel() != s.outer * s.inner)
-    throw Error(ErrorKind::shape, op_place(args.op) + ": result dims " + dims_string(y.dims) +
+    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result dims " + dims_string(y.dims) +
                                       " do not match the reduction of " + dims_string(x.dims));
   if (s.outer * s.inner == 0) return;
-  if (s.size == 0) throw Error(ErrorKind::shape, op_place(args.op) + ": argmax of an empty axis");
+  if (s.size == 0) throw Error(ErrorKind::shape, exec::op_place(args.op) + ": argmax of an empty axis");
   int64_t* out = y.as<int64_t>();
   dispatch_dtype(ArithmeticDTypes{}, x.dtype, args.op, [&](auto e) {
     using E = decltype(e);
