@@ -43,9 +43,9 @@ private:
 
 namespace {
 
-Tensor wrap_value(void* data, const ValuePlan& value) { return Tensor::wrap(data, value.dims, value.dtype); }
+Tensor wrap_value(void* data, const exec::ValuePlan& value) { return Tensor::wrap(data, value.dims, value.dtype); }
 
-std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> views,
+std::vector<Tensor> wrap_views(const exec::ExecutionPlan& plan, std::span<const View> views,
                                std::span<const ir::ValueId> values) {
   std::vector<Tensor> tensors;
   tensors.reserve(views.size());
@@ -74,10 +74,10 @@ std::unique_ptr<InterpreterExecutable::CallState> InterpreterExecutable::make_st
   auto* arena = static_cast<std::byte*>(state->arena.get());
   state->value_data.assign(plan_.values().size(), nullptr);
   for (size_t v = 0; v < plan_.values().size(); ++v) {
-    const ValuePlan& value = plan_.values()[v];
-    if (value.storage == Storage::arena) state->value_data[v] = arena + value.arena_offset;
+    const exec::ValuePlan& value = plan_.values()[v];
+    if (value.storage == exec::Storage::arena) state->value_data[v] = arena + value.arena_offset;
     // Kernels take inputs through non-const views; bound values are only ever read.
-    if (value.storage == Storage::bound) state->value_data[v] = const_cast<void*>(value.bound.raw_data());
+    if (value.storage == exec::Storage::bound) state->value_data[v] = const_cast<void*>(value.bound.raw_data());
   }
   state->views = plan_.view_templates();
   return state;
@@ -94,9 +94,9 @@ void InterpreterExecutable::bind_call(CallState& state, std::span<const Tensor> 
     state.value_data[fn.args[i]] = const_cast<void*>(inputs[i].raw_data());
   outputs.resize(plan_.outputs().size());
   for (size_t i = 0; i < plan_.outputs().size(); ++i) {
-    const OutputSlot& slot = plan_.outputs()[i];
+    const exec::OutputSlot& slot = plan_.outputs()[i];
     if (!slot.written_by_op) continue;
-    const ValuePlan& value = plan_.values()[slot.value];
+    const exec::ValuePlan& value = plan_.values()[slot.value];
     outputs[i] = Tensor::empty(value.dims, value.dtype);
     state.value_data[slot.value] = outputs[i].raw_data();
   }
@@ -104,7 +104,7 @@ void InterpreterExecutable::bind_call(CallState& state, std::span<const Tensor> 
     state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
 }
 
-void InterpreterExecutable::run_step(CallState& state, const PlanStep& step, size_t index,
+void InterpreterExecutable::run_step(CallState& state, const exec::PlanStep& step, size_t index,
                                      const runtime::RunOptions& options) const {
   const size_t num_views = step.num_inputs + step.num_outputs;
   std::span<View> views(state.views.data() + step.first_view, num_views);
@@ -120,15 +120,15 @@ void InterpreterExecutable::run_step(CallState& state, const PlanStep& step, siz
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
 
   switch (step.kind) {
-  case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs}); break;
-  case StepKind::buffer_store: {
+  case exec::StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs}); break;
+  case exec::StepKind::buffer_store: {
     const size_t bytes = plan_.values()[values[0]].bytes;
     if (bytes) std::memmove(inputs[0].data, inputs[1].data, bytes);
     break;
   }
-  case StepKind::runner: step.runner->run(inputs, outputs); break;
-  case StepKind::bind:
-  case StepKind::alias: break;
+  case exec::StepKind::runner: step.runner->run(inputs, outputs); break;
+  case exec::StepKind::bind:
+  case exec::StepKind::alias: break;
   }
 
   if (hooks && hooks->after)
@@ -141,9 +141,9 @@ void InterpreterExecutable::run_step(CallState& state, const PlanStep& step, siz
 
 void InterpreterExecutable::copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const {
   for (size_t i = 0; i < plan_.outputs().size(); ++i) {
-    const OutputSlot& slot = plan_.outputs()[i];
+    const exec::OutputSlot& slot = plan_.outputs()[i];
     if (slot.written_by_op) continue;
-    const ValuePlan& value = plan_.values()[slot.value];
+    const exec::ValuePlan& value = plan_.values()[slot.value];
     outputs[i] = Tensor::empty(value.dims, value.dtype);
     if (value.bytes) std::memcpy(outputs[i].raw_data(), state.value_data[slot.value], value.bytes);
   }

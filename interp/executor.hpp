@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/plan.hpp"
+#include "exec/plan.hpp"
 #include "runtime/executable.hpp"
 #include <memory>
 #include <mutex>
@@ -21,7 +21,7 @@ public:
   size_t arena_bytes() const override { return plan_.arena_bytes(); }
   std::map<std::string, int> ops_per_lowering() const override;
   const ir::Function& graph() const override { return plan_.graph(); }
-  const ExecutionPlan& plan() const { return plan_; }
+  const exec::ExecutionPlan& plan() const { return plan_; }
 
 private:
   struct CallState;
@@ -29,12 +29,12 @@ private:
 
   std::unique_ptr<CallState> make_state() const;
   void bind_call(CallState& state, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) const;
-  void run_step(CallState& state, const PlanStep& step, size_t index, const runtime::RunOptions& options) const;
+  void run_step(CallState& state, const exec::PlanStep& step, size_t index, const runtime::RunOptions& options) const;
   void copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const;
 
   std::string tier_;
   std::map<std::string, int> ops_per_lowering_;
-  ExecutionPlan plan_;
+  exec::ExecutionPlan plan_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<CallState>> pool_;
 };

@@ -15,9 +15,13 @@ namespace {
 
 using ir::OpKind;
 
-StepChoice run_kernel(const StepQuery& query) { return {StepKind::kernel, kernel_for(query.op.kind), nullptr, {}}; }
+exec::StepChoice run_kernel(const exec::StepQuery& query) {
+  return {exec::StepKind::kernel, kernel_for(query.op.kind), nullptr, {}};
+}
 
-StepChoice run_buffer_store(const StepQuery&) { return {StepKind::buffer_store, nullptr, nullptr, {}}; }
+exec::StepChoice run_buffer_store(const exec::StepQuery&) {
+  return {exec::StepKind::buffer_store, nullptr, nullptr, {}};
+}
 
 std::vector<ir::ValueType> types_of(const ir::Function& graph, const std::vector<ir::ValueId>& values) {
   std::vector<ir::ValueType> types;
@@ -26,32 +30,32 @@ std::vector<ir::ValueType> types_of(const ir::Function& graph, const std::vector
   return types;
 }
 
-StepChoice run_extension(const StepQuery& query) {
+exec::StepChoice run_extension(const exec::StepQuery& query) {
   const ir::Op& op = query.op;
-  return {StepKind::runner, nullptr,
+  return {exec::StepKind::runner, nullptr,
           make_extension_runner(op, types_of(query.graph, op.operands), types_of(query.graph, op.results)),
           ir::custom_op_name(op.attrs)};
 }
 
-std::optional<std::string> refuse_packed_gemm(const StepQuery& query) {
+std::optional<std::string> refuse_packed_gemm(const exec::StepQuery& query) {
   return refuse_packed_matmul(query.op, query.values);
 }
 
-StepChoice run_packed_gemm(const StepQuery& query) {
+exec::StepChoice run_packed_gemm(const exec::StepQuery& query) {
   std::shared_ptr<const exec::StepRunner> runner = make_packed_matmul(query.graph, query.op, query.values, query.forms);
-  return {StepKind::runner, nullptr, std::move(runner), {}};
+  return {exec::StepKind::runner, nullptr, std::move(runner), {}};
 }
 
 // Ahead of the kernel: Eigen packs B again on every call, most of the work at small batches
 // (packed_matmul.hpp).
-Implementation packed_gemm() {
-  Implementation packed{
+exec::Implementation packed_gemm() {
+  exec::Implementation packed{
       {"packed_gemm", exec::CpuIsa::avx2_fma, "its kernel is AVX2+FMA code"}, refuse_packed_gemm, run_packed_gemm};
   if (!env::pack_weights().value_or(true)) packed.switched_off = "KILN_PACK_WEIGHTS=0";
   return packed;
 }
 
-constexpr Implementation kKernel{{"interp"}, nullptr, run_kernel};
+constexpr exec::Implementation kKernel{{"interp"}, nullptr, run_kernel};
 
 } // namespace
 
@@ -60,11 +64,11 @@ exec::CpuIsa interp_cpu_isa() {
 }
 
 // The switch names every OpKind, so -Wswitch flags an op added without a list.
-std::span<const Implementation> interp_implementations(ir::OpKind kind) {
-  static constexpr Implementation kernel_only[] = {kKernel};
-  static const Implementation matmul[] = {packed_gemm(), kKernel};
-  static constexpr Implementation buffer_store[] = {{{"buffer_store"}, nullptr, run_buffer_store}};
-  static constexpr Implementation extension[] = {{{"extension"}, nullptr, run_extension}};
+std::span<const exec::Implementation> interp_implementations(ir::OpKind kind) {
+  static constexpr exec::Implementation kernel_only[] = {kKernel};
+  static const exec::Implementation matmul[] = {packed_gemm(), kKernel};
+  static constexpr exec::Implementation buffer_store[] = {{{"buffer_store"}, nullptr, run_buffer_store}};
+  static constexpr exec::Implementation extension[] = {{{"extension"}, nullptr, run_extension}};
   switch (kind) {
   case OpKind::matmul: return matmul;
   case OpKind::buffer_store: return buffer_store;
@@ -125,5 +129,15 @@ std::span<const Implementation> interp_implementations(ir::OpKind kind) {
   }
   return {};
 }
+
+namespace {
+
+const exec::StepImplementations kInterpImplementations{&interp_implementations, &interp_cpu_isa, &kernel_for};
+
+struct StepImplementationsInstaller {
+  StepImplementationsInstaller() { exec::set_step_implementations(&kInterpImplementations); }
+} const installer;
+
+} // namespace
 
 } // namespace kiln::interp

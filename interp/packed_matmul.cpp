@@ -80,13 +80,13 @@ private:
 };
 
 // The bound weight B is the transpose of (F::linear stages x @ transpose(W)), else B itself.
-std::pair<const ValuePlan*, bool> pack_source(const ir::Function& fn, ir::ValueId b,
-                                              const std::vector<ValuePlan>& values) {
+std::pair<const exec::ValuePlan*, bool> pack_source(const ir::Function& fn, ir::ValueId b,
+                                                    const std::vector<exec::ValuePlan>& values) {
   const int32_t def = fn.values[b].def_op;
   if (def != ir::kNoOp && values[b].dims.size() == 2) {
     const ir::Op& op = fn.ops[size_t(def)];
     if (op.kind == ir::OpKind::transpose && ir::params_of<ir::TransposeParams>(op).perm == std::vector<int64_t>{1, 0} &&
-        values[op.operands[0]].storage == Storage::bound && values[op.operands[0]].dtype == DType::f32)
+        values[op.operands[0]].storage == exec::Storage::bound && values[op.operands[0]].dtype == DType::f32)
       return {&values[op.operands[0]], true};
   }
   return {&values[b], false};
@@ -95,11 +95,11 @@ std::pair<const ValuePlan*, bool> pack_source(const ir::Function& fn, ir::ValueI
 } // namespace
 
 std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
-                                                           const std::vector<ValuePlan>& values,
+                                                           const std::vector<exec::ValuePlan>& values,
                                                            runtime::WeightForms* forms) {
   if (auto why = refuse_packed_matmul(op, values))
     throw Error(ErrorKind::internal, exec::op_place(op) + ": packed matmul of a matmul it refuses: " + *why);
-  const ValuePlan& b = values[op.operands[1]];
+  const exec::ValuePlan& b = values[op.operands[1]];
   const int64_t k = b.dims[b.dims.size() - 2], n = b.dims.back();
   const auto [source, transposed] = pack_source(fn, op.operands[1], values);
   std::optional<runtime::WeightFormKey> key;
@@ -110,16 +110,16 @@ std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function& f
 }
 #else
 std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function&, const ir::Op& op,
-                                                           const std::vector<ValuePlan>&, runtime::WeightForms*) {
+                                                           const std::vector<exec::ValuePlan>&, runtime::WeightForms*) {
   // packed_gemm needs AVX2+FMA (its list entry's min_isa), which this build has no kernels for.
   throw Error(ErrorKind::internal, exec::op_place(op) + ": packed matmul in a build without AVX2 kernels");
 }
 #endif
 
-std::optional<std::string> refuse_packed_matmul(const ir::Op& op, const std::vector<ValuePlan>& values) {
-  const ValuePlan &a = values[op.operands.at(0)], &b = values[op.operands.at(1)], &out = values[op.results.at(0)];
+std::optional<std::string> refuse_packed_matmul(const ir::Op& op, const std::vector<exec::ValuePlan>& values) {
+  const exec::ValuePlan &a = values[op.operands.at(0)], &b = values[op.operands.at(1)], &out = values[op.results.at(0)];
   if (a.dtype != DType::f32 || b.dtype != DType::f32 || out.dtype != DType::f32) return "not f32";
-  if (b.storage != Storage::bound) return "B is computed per call, not a weight or a value of weights";
+  if (b.storage != exec::Storage::bound) return "B is computed per call, not a weight or a value of weights";
   if (a.dims.size() < 2 || b.dims.size() < 2) return "A or B has fewer than two dims";
   const int64_t k = b.dims[b.dims.size() - 2], n = b.dims.back();
   if (product(std::span(b.dims).first(b.dims.size() - 2)) != 1) return "B has batches; one packing is one matrix";

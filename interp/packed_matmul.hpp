@@ -1,5 +1,5 @@
 #pragma once
-#include "interp/plan.hpp"
+#include "exec/plan.hpp"
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,11 +16,11 @@ namespace kiln::interp {
 // tier; B computed from an embedded constant (or any B when `forms` is null) is packed for this plan
 // alone. Only for a matmul refuse_packed_matmul accepts.
 std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function& fn, const ir::Op& op,
-                                                           const std::vector<ValuePlan>& values,
+                                                           const std::vector<exec::ValuePlan>& values,
                                                            runtime::WeightForms* forms);
 
 // Why the matmul cannot be packed (not f32, B computed per call, B with batches, shapes that do
 // not agree, which the kernel then reports), or nullopt.
-std::optional<std::string> refuse_packed_matmul(const ir::Op& op, const std::vector<ValuePlan>& values);
+std::optional<std::string> refuse_packed_matmul(const ir::Op& op, const std::vector<exec::ValuePlan>& values);
 
 } // namespace kiln::interp

@@ -1,13 +1,15 @@
 #include "exec/cpu_features.hpp"
 #include "exec/implementation_list.hpp"
+#include "exec/plan.hpp"
+#include "exec/step_implementations.hpp"
 #include "interp/executor.hpp"
-#include "interp/plan.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
 #include "runtime/executable.hpp"
 #include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -79,9 +81,9 @@ std::vector<float> map(const std::vector<float>& a, float (*fn)(float)) {
 bool packs_weights() { return KILN_HAS_AVX2_KERNELS && exec::cpu_has_avx2_fma(); }
 
 // Blocks that are live at the same op must not share a byte.
-void check_no_conflicts(std::span<const interp::LiveInterval> intervals, const interp::ArenaLayout& layout) {
+void check_no_conflicts(std::span<const exec::LiveInterval> intervals, const exec::ArenaLayout& layout) {
   for (size_t a = 0; a < intervals.size(); ++a) {
-    CHECK(layout.offsets[a] % interp::kArenaAlignment == 0);
+    CHECK(layout.offsets[a] % exec::kArenaAlignment == 0);
     CHECK(layout.offsets[a] + intervals[a].bytes <= layout.peak_bytes);
     for (size_t b = a + 1; b < intervals.size(); ++b) {
       bool live_together = intervals[a].first <= intervals[b].last && intervals[b].first <= intervals[a].last;
@@ -95,23 +97,23 @@ void check_no_conflicts(std::span<const interp::LiveInterval> intervals, const i
 } // namespace
 
 TEST_CASE("arena planner shares memory between blocks that are never live together") {
-  std::vector<interp::LiveInterval> intervals{{100, 0, 1}, {100, 2, 3}, {100, 4, 5}};
-  interp::ArenaLayout layout = interp::plan_arena(intervals);
+  std::vector<exec::LiveInterval> intervals{{100, 0, 1}, {100, 2, 3}, {100, 4, 5}};
+  exec::ArenaLayout layout = exec::plan_arena(intervals);
   CHECK(layout.offsets == std::vector<size_t>{0, 0, 0});
   CHECK(layout.peak_bytes == 128); // 100 rounded up to the 64-byte alignment
 }
 
 TEST_CASE("arena planner separates blocks that are live together and aligns them") {
-  std::vector<interp::LiveInterval> intervals{{100, 0, 2}, {10, 1, 3}, {64, 2, 2}};
-  interp::ArenaLayout layout = interp::plan_arena(intervals);
+  std::vector<exec::LiveInterval> intervals{{100, 0, 2}, {10, 1, 3}, {64, 2, 2}};
+  exec::ArenaLayout layout = exec::plan_arena(intervals);
   check_no_conflicts(intervals, layout);
   CHECK(layout.peak_bytes == 128 + 64 + 64);
 }
 
 TEST_CASE("arena planner places a small block into a freed gap (best fit)") {
   // A (256) and B (64) live early; C (128) and D (64) later reuse their space.
-  std::vector<interp::LiveInterval> intervals{{256, 0, 1}, {64, 0, 3}, {128, 2, 3}, {64, 2, 3}};
-  interp::ArenaLayout layout = interp::plan_arena(intervals);
+  std::vector<exec::LiveInterval> intervals{{256, 0, 1}, {64, 0, 3}, {128, 2, 3}, {64, 2, 3}};
+  exec::ArenaLayout layout = exec::plan_arena(intervals);
   check_no_conflicts(intervals, layout);
   CHECK(layout.peak_bytes == 256 + 64);
 }
@@ -119,14 +121,14 @@ TEST_CASE("arena planner places a small block into a freed gap (best fit)") {
 TEST_CASE("arena planner never overlaps live blocks on random interval sets") {
   std::mt19937 gen(7);
   for (int trial = 0; trial < 50; ++trial) {
-    std::vector<interp::LiveInterval> intervals;
+    std::vector<exec::LiveInterval> intervals;
     size_t live_sum_upper = 0;
     for (int i = 0; i < 30; ++i) {
       int64_t first = int64_t(gen() % 40);
       intervals.push_back({size_t(gen() % 5000), first, first + int64_t(gen() % 10)});
       live_sum_upper += (intervals.back().bytes + 63) / 64 * 64;
     }
-    interp::ArenaLayout layout = interp::plan_arena(intervals);
+    exec::ArenaLayout layout = exec::plan_arena(intervals);
     check_no_conflicts(intervals, layout);
     CHECK(layout.peak_bytes <= live_sum_upper);
   }
@@ -151,6 +153,21 @@ TEST_CASE("a long chain of same-size elementwise ops needs two arena buffers, no
   for (float& e : expected)
     e = -float(chain + 2) * e;
   check_close(out.at(0), expected);
+}
+
+TEST_CASE("a plan without the interpreter's implementation lists is a kiln::Error, not a crash") {
+  GraphBuilder g;
+  ValueId x = g.arg({4});
+  g.fn->outputs = {g.op(OpKind::neg, {x})};
+  const exec::StepImplementations* interpreter = exec::set_step_implementations(nullptr);
+  std::optional<ErrorKind> kind;
+  try {
+    exec::ExecutionPlan plan(g.fn, {});
+  } catch (const Error& e) {
+    kind = e.kind();
+  }
+  exec::set_step_implementations(interpreter);
+  CHECK(kind == ErrorKind::unsupported);
 }
 
 TEST_CASE("a chain of add, mul and exp computes exp(x * y + x)") {
@@ -285,8 +302,8 @@ TEST_CASE("reshape inside the graph reads its input's memory; a reshaped output 
   ValueId outer = g.op(OpKind::reshape, {sum}, {{"shape", ir::Attr::of_shape({6})}});
   g.fn->outputs = {outer};
   InterpreterExecutable exe = g.build();
-  CHECK(exe.plan().values()[inner].storage == interp::Storage::alias);
-  CHECK(exe.plan().values()[outer].storage == interp::Storage::output);
+  CHECK(exe.plan().values()[inner].storage == exec::Storage::alias);
+  CHECK(exe.plan().values()[outer].storage == exec::Storage::output);
 
   std::vector<std::pair<const void*, const void*>> reshapes; // (input, output) memory
   runtime::OpHooks hooks;
@@ -493,8 +510,8 @@ TEST_CASE("ops over weights only run once when the plan is built, not on every c
   const auto& steps = exe.plan().steps();
   REQUIRE(steps.size() == 3);
   CHECK(steps[1].op->kind == OpKind::transpose);
-  CHECK(steps[1].kind == interp::StepKind::bind);
-  CHECK(steps[2].kind == (packs_weights() ? interp::StepKind::runner : interp::StepKind::kernel));
+  CHECK(steps[1].kind == exec::StepKind::bind);
+  CHECK(steps[2].kind == (packs_weights() ? exec::StepKind::runner : exec::StepKind::kernel));
 
   runtime::OpHooks hooks;
   std::vector<float> transposed;
@@ -518,7 +535,7 @@ TEST_CASE("an op over constants whose result is far larger than its inputs still
   ValueId wide = g.op(OpKind::broadcast_to, {c}, {{"shape", ir::Attr::of_shape(shape_from_dims({256, 256}))}});
   g.fn->outputs = {g.op(OpKind::add, {x, wide})};
   InterpreterExecutable exe = g.build();
-  CHECK(exe.plan().steps()[1].kind == interp::StepKind::kernel); // 256 KiB from 4 bytes: not held
+  CHECK(exe.plan().steps()[1].kind == exec::StepKind::kernel); // 256 KiB from 4 bytes: not held
   std::vector<Tensor> out = exe.run(std::vector<Tensor>{Tensor::zeros({256, 256})}, {});
   CHECK(values_of(out.at(0)) == std::vector<float>(256 * 256, 1.0f));
 }
@@ -610,7 +627,7 @@ TEST_CASE("a matmul by a bound weight agrees with a naive loop at odd sizes, pac
       const Tensor x = random_normal(c.x_dims, rng);
       INFO("x " << shape_to_string(shape_from_dims(c.x_dims)) << ", n " << c.n << (transposed ? ", transposed" : ""));
       auto exe = weight_matmul(c.x_dims, w, transposed);
-      CHECK(exe->plan().steps().back().kind == (packs_weights() ? interp::StepKind::runner : interp::StepKind::kernel));
+      CHECK(exe->plan().steps().back().kind == (packs_weights() ? exec::StepKind::runner : exec::StepKind::kernel));
       const Tensor out = exe->run(std::vector<Tensor>{x}, {}).at(0);
       const NaiveProduct want = naive_matmul(x, w, k, c.n, transposed);
       REQUIRE(out.numel() == int64_t(want.values.size()));

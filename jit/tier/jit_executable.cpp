@@ -12,7 +12,7 @@ namespace {
 // An op the JIT tier left as a step of its own ends its walk down the interpreter's list: that
 // walk replaces the JIT's last verdict.
 std::vector<exec::ImplementationWalk> walks_through_both_tiers(const Partition& partition,
-                                                               const interp::ExecutionPlan& plan) {
+                                                               const exec::ExecutionPlan& plan) {
   std::vector<exec::ImplementationWalk> walks = partition.walks;
   for (size_t index = 0; index < partition.steps.size(); ++index) {
     const ir::OpId* id = std::get_if<ir::OpId>(&partition.steps[index]);

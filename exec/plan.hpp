@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-namespace kiln::interp {
+namespace kiln::exec {
 
 // Every arena offset (and every arena block size) is a multiple of this.
 inline constexpr size_t kArenaAlignment = 64;
@@ -42,7 +42,7 @@ enum class Storage : uint8_t {
 
 struct ValuePlan {
   DType dtype = DType::f32;
-  std::vector<int64_t> dims; // static; exec::View::dims point here
+  std::vector<int64_t> dims; // static; View::dims point here
   size_t bytes = 0;
   Storage storage = Storage::arena;
   size_t arena_offset = 0;    // Storage::arena
@@ -66,8 +66,8 @@ enum class StepKind : uint8_t {
 struct PlanStep {
   const ir::Op* op = nullptr; // a lowered step's first op
   StepKind kind = StepKind::kernel;
-  exec::Kernel kernel = nullptr;
-  const exec::StepRunner* runner = nullptr;
+  Kernel kernel = nullptr;
+  const StepRunner* runner = nullptr;
   uint32_t first_view = 0; // the step's inputs, then its outputs, in view_templates()
   uint32_t num_inputs = 0;
   uint32_t num_outputs = 0;
@@ -90,7 +90,7 @@ public:
   // (weight), an op no implementation takes (unsupported: a call left in the graph, a custom op of
   // no loaded extension).
   ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                std::vector<exec::PlannedStep> steps = {});
+                std::vector<PlannedStep> steps = {});
   ExecutionPlan(const ExecutionPlan&) = delete;
   ExecutionPlan& operator=(const ExecutionPlan&) = delete;
 
@@ -99,9 +99,9 @@ public:
   const std::vector<PlanStep>& steps() const { return steps_; }
   // How step `index` came to run as it does: the interpreter's walk for an op of its own; for a
   // lowered step, the tier's implementation alone.
-  const exec::ImplementationWalk& walk(size_t index) const { return walks_.at(index); }
+  const ImplementationWalk& walk(size_t index) const { return walks_.at(index); }
   // Per step: the op's input views then its output views, with dtype and dims set and data null.
-  const std::vector<exec::View>& view_templates() const { return view_templates_; }
+  const std::vector<View>& view_templates() const { return view_templates_; }
   // The value each view template shows.
   const std::vector<ir::ValueId>& view_values() const { return view_values_; }
   const std::vector<OutputSlot>& outputs() const { return outputs_; }
@@ -113,22 +113,22 @@ public:
 private:
   void plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops);
   void precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms);
-  void plan_steps(std::span<const exec::PlannedStep> steps, runtime::WeightForms* forms);
-  exec::ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms);
+  void plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms);
+  ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms);
   void plan_arena_offsets();
   void plan_outputs();
 
   std::shared_ptr<const ir::Function> graph_;
   std::vector<ValuePlan> values_;
   std::vector<PlanStep> steps_;
-  std::vector<exec::ImplementationWalk> walks_; // one per step
-  std::vector<exec::View> view_templates_;
+  std::vector<ImplementationWalk> walks_; // one per step
+  std::vector<View> view_templates_;
   std::vector<ir::ValueId> view_values_;
   std::vector<OutputSlot> outputs_;
   std::vector<ir::ValueId> aliases_;
-  std::vector<std::shared_ptr<const exec::StepRunner>> own_runners_;    // the runners of runner steps
+  std::vector<std::shared_ptr<const StepRunner>> own_runners_;          // the runners of runner steps
   std::vector<std::shared_ptr<const std::vector<Tensor>>> precomputed_; // shared with other plans
   size_t arena_bytes_ = 0;
 };
 
-} // namespace kiln::interp
+} // namespace kiln::exec

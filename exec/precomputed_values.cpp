@@ -1,8 +1,8 @@
-#include "interp/precomputed_values.hpp"
+#include "exec/precomputed_values.hpp"
 #include "ir/ops.hpp"
 #include <charconv>
 
-namespace kiln::interp {
+namespace kiln::exec {
 
 namespace {
 
@@ -62,4 +62,4 @@ std::optional<runtime::WeightFormKey> precomputed_result_key(const std::optional
   return runtime::derived_key("result " + std::to_string(index), {&*results});
 }
 
-} // namespace kiln::interp
+} // namespace kiln::exec

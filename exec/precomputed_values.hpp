@@ -1,11 +1,11 @@
 #pragma once
-#include "interp/plan.hpp"
+#include "exec/plan.hpp"
 #include "runtime/weight_forms.hpp"
 #include <memory>
 #include <optional>
 #include <vector>
 
-namespace kiln::interp {
+namespace kiln::exec {
 
 using PrecomputedResults = std::shared_ptr<const std::vector<Tensor>>;
 
@@ -21,4 +21,4 @@ std::optional<runtime::WeightFormKey> precomputed_key(const ir::Op& op, const st
 std::optional<runtime::WeightFormKey> precomputed_result_key(const std::optional<runtime::WeightFormKey>& results,
                                                              size_t index);
 
-} // namespace kiln::interp
+} // namespace kiln::exec

@@ -1,18 +1,14 @@
-#include "interp/plan.hpp"
+#include "exec/plan.hpp"
 #include "core/checked_arithmetic.hpp"
-#include "interp/implementation_table.hpp"
-#include "interp/kernel_table.hpp"
-#include "interp/kernels/kernel_support.hpp"
-#include "interp/precomputed_values.hpp"
+#include "exec/op_place.hpp"
+#include "exec/precomputed_values.hpp"
+#include "exec/step_implementations.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/side_effects.hpp"
 #include <algorithm>
 #include <numeric>
 
-namespace kiln::interp {
-
-using exec::KernelArgs;
-using exec::View;
+namespace kiln::exec {
 
 namespace {
 
@@ -48,11 +44,10 @@ std::string value_name(ir::ValueId v) { return "%" + std::to_string(v); }
 
 void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::Op& op, ErrorKind kind) {
   if (!tensor.defined() || !tensor.is_concrete())
-    throw Error(kind, exec::op_place(op) + ": the bound tensor is not a concrete tensor");
+    throw Error(kind, op_place(op) + ": the bound tensor is not a concrete tensor");
   if (tensor.dtype() != value.dtype || tensor.dims() != value.dims)
-    throw Error(kind, exec::op_place(op) + ": the bound tensor is " + tensor.layout().to_string() +
-                          ", the graph expects " + dtype_name(value.dtype) + " " +
-                          shape_to_string(shape_from_dims(value.dims)));
+    throw Error(kind, op_place(op) + ": the bound tensor is " + tensor.layout().to_string() + ", the graph expects " +
+                          dtype_name(value.dtype) + " " + shape_to_string(shape_from_dims(value.dims)));
 }
 
 // Ops over constants and weights only are computed once when planning (ORT folds initializers
@@ -62,7 +57,7 @@ void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::
 constexpr size_t kPrecomputeSlackBytes = 64 * 1024;
 
 bool worth_precomputing(const ir::Op& op, const std::vector<ValuePlan>& values) {
-  if (op.results.empty() || !ir::is_pure(op, nullptr) || !kernel_for(op.kind)) return false;
+  if (op.results.empty() || !ir::is_pure(op, nullptr) || !step_implementations().kernel_for(op.kind)) return false;
   size_t operand_bytes = 0;
   for (ir::ValueId v : op.operands) {
     if (values[v].storage != Storage::bound) return false;
@@ -105,14 +100,14 @@ ArenaLayout plan_arena(std::span<const LiveInterval> intervals) {
 }
 
 ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                             std::vector<exec::PlannedStep> steps)
+                             std::vector<PlannedStep> steps)
     : graph_(std::move(graph)) {
   if (!graph_) throw Error(ErrorKind::internal, "interpreter plan: no graph");
   if (steps.empty())
     for (size_t id = 0; id < graph_->ops.size(); ++id)
       steps.emplace_back(ir::OpId(id));
   std::vector<const ir::Op*> own_ops;
-  for (const exec::PlannedStep& step : steps)
+  for (const PlannedStep& step : steps)
     if (const ir::OpId* id = std::get_if<ir::OpId>(&step)) own_ops.push_back(&graph_->ops.at(*id));
   plan_values(weights, own_ops);
   plan_steps(steps, weights.forms());
@@ -150,7 +145,7 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights, std::span<con
       const std::string& name = ir::params_of<ir::ExternalParams>(op).name;
       auto weight = weights.find(name);
       if (weight == weights.end())
-        throw Error(ErrorKind::weight, exec::op_place(op) + ": no weight named '" + name + "' is bound");
+        throw Error(ErrorKind::weight, op_place(op) + ": no weight named '" + name + "' is bound");
       value.bound = weight->second;
       value.bound_key = weights.key(name);
       check_bound_tensor(value.bound, value, op, ErrorKind::weight);
@@ -189,7 +184,7 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops,
         computed.push_back(Tensor::empty(values_[v].dims, values_[v].dtype));
         views.push_back(View{computed.back().raw_data(), values_[v].dtype, values_[v].dims});
       }
-      kernel_for(op.kind)(
+      step_implementations().kernel_for(op.kind)(
           KernelArgs{op, std::span(views).first(op.operands.size()), std::span(views).subspan(op.operands.size())});
       return computed;
     });
@@ -202,17 +197,17 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops,
   }
 }
 
-void ExecutionPlan::plan_steps(std::span<const exec::PlannedStep> steps, runtime::WeightForms* forms) {
-  for (const exec::PlannedStep& planned : steps) {
+void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms) {
+  for (const PlannedStep& planned : steps) {
     PlanStep step;
-    exec::ImplementationWalk walk;
+    ImplementationWalk walk;
     std::span<const ir::ValueId> operands, results;
-    if (const auto* lowered = std::get_if<exec::LoweredStep>(&planned)) {
+    if (const auto* lowered = std::get_if<LoweredStep>(&planned)) {
       step.op = &graph_->ops.at(lowered->op);
       step.kind = StepKind::runner;
       step.runner = lowered->runner.get();
       own_runners_.push_back(lowered->runner);
-      walk.push_back(exec::Verdict{lowered->implementation, std::nullopt, {}});
+      walk.push_back(Verdict{lowered->implementation, std::nullopt, {}});
       operands = lowered->operands;
       results = lowered->results;
     } else {
@@ -239,26 +234,26 @@ void ExecutionPlan::plan_steps(std::span<const exec::PlannedStep> steps, runtime
 
 // Values bound or aliased when planning need no code; any other op runs what the first entry of its
 // kind's list that takes it creates.
-exec::ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanStep& step,
-                                                              runtime::WeightForms* forms) {
+ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms) {
   const Storage storage = op.results.empty() ? Storage::arena : values_[op.results[0]].storage;
   if (storage == Storage::bound) {
     step.kind = StepKind::bind;
     const bool constant = op.kind == ir::OpKind::constant || op.kind == ir::OpKind::constant_external;
-    return {exec::Verdict{constant ? "bound" : "precomputed", std::nullopt, {}}};
+    return {Verdict{constant ? "bound" : "precomputed", std::nullopt, {}}};
   }
   if (storage == Storage::alias) {
     step.kind = StepKind::alias;
-    return {exec::Verdict{"alias", std::nullopt, {}}};
+    return {Verdict{"alias", std::nullopt, {}}};
   }
   const StepQuery query{*graph_, op, values_, forms};
-  exec::ImplementationWalk walk;
-  const Implementation* taker = exec::walk_implementations(
-      interp_implementations(op.kind), interp_cpu_isa(),
+  ImplementationWalk walk;
+  const StepImplementations& implementations = step_implementations();
+  const Implementation* taker = walk_implementations(
+      implementations.list(op.kind), implementations.cpu_isa(),
       [&](const Implementation& entry) { return entry.refuse ? entry.refuse(query) : std::nullopt; }, walk);
   if (!taker)
-    throw Error(ErrorKind::unsupported, exec::op_place(op) + ": no interpreter implementation takes it" +
-                                            (walk.empty() ? "" : " (" + exec::walk_to_string(walk) + ")"));
+    throw Error(ErrorKind::unsupported, op_place(op) + ": no interpreter implementation takes it" +
+                                            (walk.empty() ? "" : " (" + walk_to_string(walk) + ")"));
   StepChoice choice = taker->create(query);
   walk.back().note = std::move(choice.note);
   step.kind = choice.kind;
@@ -306,4 +301,4 @@ void ExecutionPlan::plan_outputs() {
   }
 }
 
-} // namespace kiln::interp
+} // namespace kiln::exec
