@@ -1,8 +1,8 @@
 #include "exec/cpu_features.hpp"
 #include "exec/implementation_list.hpp"
 #include "exec/plan.hpp"
+#include "exec/plan_executable.hpp"
 #include "exec/step_implementations.hpp"
-#include "interp/executor.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
 #include "runtime/executable.hpp"
@@ -14,7 +14,7 @@
 #include <thread>
 
 using namespace kiln;
-using interp::InterpreterExecutable;
+using exec::PlanExecutable;
 using ir::OpKind;
 using ir::ValueId;
 
@@ -44,7 +44,7 @@ struct GraphBuilder {
     ir::OpId id = fn->add_op(OpKind::constant_external, {}, {type}, {{"name", ir::Attr::of_string(name)}});
     return fn->ops[id].results.at(0);
   }
-  InterpreterExecutable build(const runtime::WeightMap& weights = {}) const { return {fn, weights}; }
+  PlanExecutable build(const runtime::WeightMap& weights = {}) const { return {fn, weights}; }
 };
 
 std::vector<float> values_of(const Tensor& t) {
@@ -142,7 +142,7 @@ TEST_CASE("a long chain of same-size elementwise ops needs two arena buffers, no
   for (int i = 0; i < chain; ++i)
     v = g.op(OpKind::add, {v, x});
   g.fn->outputs = {g.op(OpKind::neg, {v})};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
   const size_t buffer = 256 * sizeof(float);
   CHECK(exe.arena_bytes() >= 2 * buffer); // an op's input and output are live together
   CHECK(exe.arena_bytes() <= 3 * buffer);
@@ -175,7 +175,7 @@ TEST_CASE("a chain of add, mul and exp computes exp(x * y + x)") {
   ValueId x = g.arg({2, 3});
   ValueId y = g.arg({2, 3});
   g.fn->outputs = {g.op(OpKind::exp, {g.op(OpKind::add, {g.op(OpKind::mul, {x, y}), x})})};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   Tensor a = sample({2, 3}), b = sample({2, 3}, 0.5f);
   std::vector<Tensor> out = exe.run(std::vector<Tensor>{a, b}, {});
@@ -194,7 +194,7 @@ TEST_CASE("a diamond DAG reads a shared value from both branches") {
   ValueId left = g.op(OpKind::add, {top, top});
   ValueId right = g.op(OpKind::mul, {top, x});
   g.fn->outputs = {g.op(OpKind::sub, {left, right})};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   Tensor input = sample({4});
   std::vector<float> vx = values_of(input), expected(4);
@@ -207,7 +207,7 @@ TEST_CASE("a graph output that is an input comes back as a copy") {
   GraphBuilder g;
   ValueId x = g.arg({3});
   g.fn->outputs = {x, g.op(OpKind::add, {x, x})};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   Tensor input = sample({3});
   std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {});
@@ -224,7 +224,7 @@ TEST_CASE("a value listed twice among the outputs gives two distinct tensors") {
   ValueId x = g.arg({3});
   ValueId y = g.op(OpKind::neg, {x});
   g.fn->outputs = {y, y};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   std::vector<Tensor> out = exe.run(std::vector<Tensor>{sample({3})}, {});
   REQUIRE(out.size() == 2);
@@ -241,7 +241,7 @@ TEST_CASE("constants and weights are bound without a copy and copied only into o
   ValueId c = g.constant(constant);
   ValueId w = g.weight("w", {3});
   g.fn->outputs = {g.op(OpKind::add, {g.op(OpKind::mul, {x, w}), c}), c, w};
-  InterpreterExecutable exe = g.build({{"w", weight}});
+  PlanExecutable exe = g.build({{"w", weight}});
 
   std::vector<const void*> bound_data;
   runtime::OpHooks hooks;
@@ -265,7 +265,7 @@ TEST_CASE("buffer_store writes the caller's buffer tensor in place") {
   ValueId doubled = g.op(OpKind::add, {x, x});
   g.ops(OpKind::buffer_store, {buffer, doubled});
   g.fn->outputs = {doubled};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   Tensor state = Tensor::zeros({3});
   const void* before = state.raw_data();
@@ -282,7 +282,7 @@ TEST_CASE("split hands each of its results to its own consumer") {
       g.ops(OpKind::split, {x}, {{"axis", ir::Attr::of_int(1)}, {"sizes", ir::Attr::of_ints({1, 2})}});
   REQUIRE(parts.size() == 2);
   g.fn->outputs = {parts[0], g.op(OpKind::neg, {parts[1]})};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   Tensor input = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {});
@@ -301,7 +301,7 @@ TEST_CASE("reshape inside the graph reads its input's memory; a reshaped output 
   ValueId sum = g.op(OpKind::add, {inner, inner});
   ValueId outer = g.op(OpKind::reshape, {sum}, {{"shape", ir::Attr::of_shape({6})}});
   g.fn->outputs = {outer};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
   CHECK(exe.plan().values()[inner].storage == exec::Storage::alias);
   CHECK(exe.plan().values()[outer].storage == exec::Storage::output);
 
@@ -327,7 +327,7 @@ TEST_CASE("eight threads running one executable get identical results") {
   ValueId a = g.op(OpKind::mul, {x, y});
   ValueId b = g.op(OpKind::exp, {g.op(OpKind::neg, {a})});
   g.fn->outputs = {g.op(OpKind::add, {g.op(OpKind::sub, {b, x}), y}), a};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   const int threads = 8, iterations = 300;
   std::vector<std::vector<Tensor>> inputs(threads), reference(threads);
@@ -359,7 +359,7 @@ TEST_CASE("hooks run once per op, in order, with the op's shapes") {
   ValueId m = g.op(OpKind::matmul, {x, w});
   g.fn->outputs = {
       g.op(OpKind::reduce_sum, {m}, {{"axes", ir::Attr::of_ints({1})}, {"keepdims", ir::Attr::of_bool(false)}})};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   struct Call {
     std::string when;
@@ -405,7 +405,7 @@ TEST_CASE("preserved keeps an owning copy of every value, arguments included") {
   ValueId b = g.op(OpKind::mul, {a, a});
   ValueId d = g.op(OpKind::neg, {b});
   g.fn->outputs = {d};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
 
   Tensor input = Tensor::from_vector<float>({1, 2, 3}, {3});
   std::vector<Tensor> preserved{Tensor::ones({1})}; // stale contents are replaced
@@ -442,7 +442,7 @@ TEST_CASE("the plan refuses graphs the interpreter cannot run, naming the proble
     fn->name = "f";
     ValueId x = fn->add_arg(ir::ValueType{DType::f32, {"batch", 2}, false});
     fn->outputs = {x};
-    CHECK_THROWS_WITH_AS(InterpreterExecutable(fn, {}), doctest::Contains("%0 has type f32 [batch, 2]"), Error);
+    CHECK_THROWS_WITH_AS(PlanExecutable(fn, {}), doctest::Contains("%0 has type f32 [batch, 2]"), Error);
   }
   SUBCASE("a missing weight") {
     GraphBuilder g;
@@ -478,7 +478,7 @@ TEST_CASE("a call with the wrong number of inputs is refused") {
   GraphBuilder g;
   ValueId x = g.arg({2});
   g.fn->outputs = {g.op(OpKind::neg, {x})};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
   CHECK_THROWS_AS(exe.run(std::vector<Tensor>{}, {}), Error);
 }
 
@@ -505,7 +505,7 @@ TEST_CASE("ops over weights only run once when the plan is built, not on every c
   ValueId x = g.arg({1, 2});
   ValueId wt = g.op(OpKind::transpose, {g.weight("w", {3, 2})}, {{"perm", ir::Attr::of_ints({1, 0})}});
   g.fn->outputs = {g.op(OpKind::matmul, {x, wt})};
-  InterpreterExecutable exe = g.build({{"w", weight}});
+  PlanExecutable exe = g.build({{"w", weight}});
 
   const auto& steps = exe.plan().steps();
   REQUIRE(steps.size() == 3);
@@ -534,7 +534,7 @@ TEST_CASE("an op over constants whose result is far larger than its inputs still
   ValueId c = g.constant(Tensor::from_vector<float>({1}, {1}));
   ValueId wide = g.op(OpKind::broadcast_to, {c}, {{"shape", ir::Attr::of_shape(shape_from_dims({256, 256}))}});
   g.fn->outputs = {g.op(OpKind::add, {x, wide})};
-  InterpreterExecutable exe = g.build();
+  PlanExecutable exe = g.build();
   CHECK(exe.plan().steps()[1].kind == exec::StepKind::kernel); // 256 KiB from 4 bytes: not held
   std::vector<Tensor> out = exe.run(std::vector<Tensor>{Tensor::zeros({256, 256})}, {});
   CHECK(values_of(out.at(0)) == std::vector<float>(256 * 256, 1.0f));
@@ -571,14 +571,13 @@ NaiveProduct naive_matmul(const Tensor& x, const Tensor& w, int64_t k, int64_t n
 }
 
 // out = x @ w (w [k, n]) or x @ transpose(w) (w [n, k], what F::linear stages), w a bound weight.
-std::unique_ptr<InterpreterExecutable> weight_matmul(const std::vector<int64_t>& x_dims, const Tensor& w,
-                                                     bool transposed) {
+std::unique_ptr<PlanExecutable> weight_matmul(const std::vector<int64_t>& x_dims, const Tensor& w, bool transposed) {
   GraphBuilder g;
   ValueId x = g.arg(x_dims);
   ValueId b = g.weight("w", w.dims());
   if (transposed) b = g.op(OpKind::transpose, {b}, {{"perm", ir::Attr::of_ints({1, 0})}});
   g.fn->outputs = {g.op(OpKind::matmul, {x, b})};
-  return std::make_unique<InterpreterExecutable>(g.fn, runtime::WeightMap{{"w", w}});
+  return std::make_unique<PlanExecutable>(g.fn, runtime::WeightMap{{"w", w}});
 }
 
 } // namespace
@@ -591,7 +590,7 @@ TEST_CASE("the plan walks each op's implementation list and keeps the walk of ev
   ValueId by_activation = g.op(OpKind::matmul, {by_weight, y});
   ValueId flat = g.op(OpKind::reshape, {by_activation}, {{"shape", ir::Attr::of_shape({8})}});
   g.fn->outputs = {g.op(OpKind::neg, {flat})};
-  InterpreterExecutable exe = g.build({{"w", sample({3, 5})}});
+  PlanExecutable exe = g.build({{"w", sample({3, 5})}});
 
   const std::string no_avx2 = "packed_gemm refused: needs AVX2+FMA (its kernel is AVX2+FMA code); ";
   std::vector<std::string> walks;

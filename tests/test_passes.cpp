@@ -1,4 +1,4 @@
-#include "interp/executor.hpp"
+#include "exec/plan_executable.hpp"
 #include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/canonicalize.hpp"
@@ -108,7 +108,7 @@ std::vector<Tensor> run(const ir::Module& m, const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < inputs.size(); ++i)
     types[i].shape = inputs[i].shape();
   auto fn = std::make_shared<const ir::Function>(ir::specialize(m, types));
-  return interp::InterpreterExecutable(fn, weights).run(inputs, {});
+  return exec::PlanExecutable(fn, weights).run(inputs, {});
 }
 
 std::vector<float> values_of(const Tensor& t) {

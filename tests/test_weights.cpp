@@ -3,7 +3,7 @@
 // signature and tier; set() makes a new version, an in-place change without set() is not seen.
 #include "core/environment.hpp"
 #include "exec/cpu_features.hpp"
-#include "interp/executor.hpp"
+#include "exec/plan_executable.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
 #include "runtime/weight_forms.hpp"
@@ -12,7 +12,7 @@
 #include <kiln/kiln.hpp>
 
 using namespace kiln;
-using interp::InterpreterExecutable;
+using exec::PlanExecutable;
 using ir::OpKind;
 using ir::ValueId;
 using runtime::WeightForms;
@@ -34,8 +34,8 @@ WeightMap registry_weights(const std::shared_ptr<WeightForms>& forms, const std:
 
 // out = x [rows, k] @ transpose(w), w [n, k] a weight (what F::linear stages), or an embedded
 // constant when `embedded`.
-std::unique_ptr<InterpreterExecutable> linear_plan(int64_t rows, const Tensor& w, const WeightMap& weights,
-                                                   bool embedded = false) {
+std::unique_ptr<PlanExecutable> linear_plan(int64_t rows, const Tensor& w, const WeightMap& weights,
+                                            bool embedded = false) {
   auto fn = std::make_shared<ir::Function>();
   auto add = [&](OpKind kind, std::vector<ValueId> operands, ir::Attrs attrs) {
     std::vector<ir::ValueType> types;
@@ -52,7 +52,7 @@ std::unique_ptr<InterpreterExecutable> linear_plan(int64_t rows, const Tensor& w
                         .results.at(0);
   ValueId wt = add(OpKind::transpose, {b}, {{"perm", ir::Attr::of_ints({1, 0})}});
   fn->outputs = {add(OpKind::matmul, {x, wt}, {})};
-  return std::make_unique<InterpreterExecutable>(fn, weights);
+  return std::make_unique<PlanExecutable>(fn, weights);
 }
 
 // x @ transpose(w) in double precision, rounded to float.
@@ -77,7 +77,7 @@ float max_abs_diff(const Tensor& got, const std::vector<float>& want) {
   return worst;
 }
 
-const void* bound_data(const InterpreterExecutable& exe, size_t op) {
+const void* bound_data(const PlanExecutable& exe, size_t op) {
   return exe.plan().values()[exe.plan().graph().ops.at(op).results.at(0)].bound.raw_data();
 }
 
@@ -145,7 +145,7 @@ TEST_CASE("plans over one weight at different batch sizes each compute their own
   auto forms = std::make_shared<WeightForms>();
   const Tensor w = Tensor::randn({64, 48}, 5);
   const WeightMap weights = registry_weights(forms, {{"w", w}}, 1);
-  auto check_plan = [&](InterpreterExecutable& exe, int64_t rows) {
+  auto check_plan = [&](PlanExecutable& exe, int64_t rows) {
     const Tensor x = Tensor::randn({rows, 48}, uint64_t(rows));
     CHECK(max_abs_diff(exe.run(std::vector<Tensor>{x}, {}).at(0), naive_linear(x, w)) <= 1e-4f);
   };

@@ -53,7 +53,7 @@ JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const r
                               exec::CpuIsa cpu) {
   Partition partition = partition_graph(*graph, weights, cpu);
   exec::ExecutableOptions options{"jit", partition.steps, partition.ops_per_lowering};
-  auto executable = std::make_unique<interp::InterpreterExecutable>(graph, weights, std::move(options));
+  auto executable = std::make_unique<exec::PlanExecutable>(graph, weights, std::move(options));
   std::vector<exec::ImplementationWalk> walks = walks_through_both_tiers(partition, executable->plan());
   return {std::move(executable), std::move(walks)};
 }

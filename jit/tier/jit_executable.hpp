@@ -1,6 +1,6 @@
 #pragma once
 #include "exec/implementation_list.hpp"
-#include "interp/executor.hpp"
+#include "exec/plan_executable.hpp"
 #include <memory>
 #include <vector>
 
@@ -11,7 +11,7 @@ namespace kiln::jit::tier {
 // all. `walks` says, per op of `graph`, how it came to run as it does: the JIT tier's list, then
 // for an op left as a step of its own, the interpreter's list. KILN_LOG=jit prints them.
 struct JitBuild {
-  std::unique_ptr<interp::InterpreterExecutable> executable;
+  std::unique_ptr<exec::PlanExecutable> executable;
   std::vector<exec::ImplementationWalk> walks;
 };
 JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,

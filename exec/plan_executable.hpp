@@ -5,23 +5,25 @@
 #include <mutex>
 #include <vector>
 
-namespace kiln::interp {
+namespace kiln::exec {
 
-// Tier 0: runs an ExecutionPlan op by op with the interpreter's kernels. Registered as the tier
-// "interp" at load time. run() may be called from many threads at once: each call borrows an arena
-// (and its per-call views) from a pool, so a warm call allocates only the tensors it returns.
-class InterpreterExecutable final : public runtime::Executable {
+// Runs an ExecutionPlan step by step: kernels and runners the interpreter's lists chose, and the
+// steps a tier lowered. The executable of both tiers: interp/interpreter_tier.cpp registers it as
+// the tier "interp", the JIT builds it over its partition. run() may be called from many threads
+// at once: each call borrows an arena (and its per-call views) from a pool, so a warm call
+// allocates only the tensors it returns.
+class PlanExecutable final : public runtime::Executable {
 public:
-  InterpreterExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                        exec::ExecutableOptions options = {});
-  ~InterpreterExecutable() override;
+  PlanExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
+                 ExecutableOptions options = {});
+  ~PlanExecutable() override;
 
   std::vector<Tensor> run(std::span<const Tensor> inputs, const runtime::RunOptions& options) const override;
   std::string_view tier() const override { return tier_; }
   size_t arena_bytes() const override { return plan_.arena_bytes(); }
   std::map<std::string, int> ops_per_lowering() const override;
   const ir::Function& graph() const override { return plan_.graph(); }
-  const exec::ExecutionPlan& plan() const { return plan_; }
+  const ExecutionPlan& plan() const { return plan_; }
 
 private:
   struct CallState;
@@ -29,14 +31,14 @@ private:
 
   std::unique_ptr<CallState> make_state() const;
   void bind_call(CallState& state, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) const;
-  void run_step(CallState& state, const exec::PlanStep& step, size_t index, const runtime::RunOptions& options) const;
+  void run_step(CallState& state, const PlanStep& step, size_t index, const runtime::RunOptions& options) const;
   void copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const;
 
   std::string tier_;
   std::map<std::string, int> ops_per_lowering_;
-  exec::ExecutionPlan plan_;
+  ExecutionPlan plan_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<CallState>> pool_;
 };
 
-} // namespace kiln::interp
+} // namespace kiln::exec

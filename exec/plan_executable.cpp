@@ -1,24 +1,21 @@
-#include "interp/executor.hpp"
+#include "exec/plan_executable.hpp"
 #include "core/tensor_impl.hpp"
 #include <cstring>
 
-namespace kiln::interp {
-
-using exec::KernelArgs;
-using exec::View;
+namespace kiln::exec {
 
 // Everything one call writes: the arena, the data pointer of every value and the op views. Reused
 // by later calls, so a warm call only fills in pointers.
-struct InterpreterExecutable::CallState {
+struct PlanExecutable::CallState {
   std::shared_ptr<void> arena;
   std::vector<void*> value_data;
   std::vector<View> views;
 };
 
 // A call state taken from the pool for one call and given back when the call ends (or throws).
-class InterpreterExecutable::BorrowedState {
+class PlanExecutable::BorrowedState {
 public:
-  explicit BorrowedState(const InterpreterExecutable& owner) : owner_(owner) {
+  explicit BorrowedState(const PlanExecutable& owner) : owner_(owner) {
     {
       std::lock_guard lock(owner_.pool_mutex_);
       if (!owner_.pool_.empty()) {
@@ -37,15 +34,15 @@ public:
   CallState& operator*() const { return *state_; }
 
 private:
-  const InterpreterExecutable& owner_;
+  const PlanExecutable& owner_;
   std::unique_ptr<CallState> state_;
 };
 
 namespace {
 
-Tensor wrap_value(void* data, const exec::ValuePlan& value) { return Tensor::wrap(data, value.dims, value.dtype); }
+Tensor wrap_value(void* data, const ValuePlan& value) { return Tensor::wrap(data, value.dims, value.dtype); }
 
-std::vector<Tensor> wrap_views(const exec::ExecutionPlan& plan, std::span<const View> views,
+std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> views,
                                std::span<const ir::ValueId> values) {
   std::vector<Tensor> tensors;
   tensors.reserve(views.size());
@@ -56,35 +53,34 @@ std::vector<Tensor> wrap_views(const exec::ExecutionPlan& plan, std::span<const 
 
 } // namespace
 
-InterpreterExecutable::InterpreterExecutable(std::shared_ptr<const ir::Function> graph,
-                                             const runtime::WeightMap& weights, exec::ExecutableOptions options)
+PlanExecutable::PlanExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
+                               ExecutableOptions options)
     : tier_(std::move(options.tier)), ops_per_lowering_(std::move(options.ops_per_lowering)),
       plan_(std::move(graph), weights, std::move(options.steps)) {}
 
-InterpreterExecutable::~InterpreterExecutable() = default;
+PlanExecutable::~PlanExecutable() = default;
 
-std::map<std::string, int> InterpreterExecutable::ops_per_lowering() const {
+std::map<std::string, int> PlanExecutable::ops_per_lowering() const {
   if (!ops_per_lowering_.empty()) return ops_per_lowering_;
   return {{"interp", int(plan_.graph().ops.size())}};
 }
 
-std::unique_ptr<InterpreterExecutable::CallState> InterpreterExecutable::make_state() const {
+std::unique_ptr<PlanExecutable::CallState> PlanExecutable::make_state() const {
   auto state = std::make_unique<CallState>();
   state->arena = detail::allocate_aligned(plan_.arena_bytes(), false);
   auto* arena = static_cast<std::byte*>(state->arena.get());
   state->value_data.assign(plan_.values().size(), nullptr);
   for (size_t v = 0; v < plan_.values().size(); ++v) {
-    const exec::ValuePlan& value = plan_.values()[v];
-    if (value.storage == exec::Storage::arena) state->value_data[v] = arena + value.arena_offset;
+    const ValuePlan& value = plan_.values()[v];
+    if (value.storage == Storage::arena) state->value_data[v] = arena + value.arena_offset;
     // Kernels take inputs through non-const views; bound values are only ever read.
-    if (value.storage == exec::Storage::bound) state->value_data[v] = const_cast<void*>(value.bound.raw_data());
+    if (value.storage == Storage::bound) state->value_data[v] = const_cast<void*>(value.bound.raw_data());
   }
   state->views = plan_.view_templates();
   return state;
 }
 
-void InterpreterExecutable::bind_call(CallState& state, std::span<const Tensor> inputs,
-                                      std::vector<Tensor>& outputs) const {
+void PlanExecutable::bind_call(CallState& state, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) const {
   const ir::Function& fn = plan_.graph();
   if (inputs.size() != fn.args.size())
     throw Error(ErrorKind::spec, "interpreter run of @" + fn.name + ": expected " + std::to_string(fn.args.size()) +
@@ -94,9 +90,9 @@ void InterpreterExecutable::bind_call(CallState& state, std::span<const Tensor> 
     state.value_data[fn.args[i]] = const_cast<void*>(inputs[i].raw_data());
   outputs.resize(plan_.outputs().size());
   for (size_t i = 0; i < plan_.outputs().size(); ++i) {
-    const exec::OutputSlot& slot = plan_.outputs()[i];
+    const OutputSlot& slot = plan_.outputs()[i];
     if (!slot.written_by_op) continue;
-    const exec::ValuePlan& value = plan_.values()[slot.value];
+    const ValuePlan& value = plan_.values()[slot.value];
     outputs[i] = Tensor::empty(value.dims, value.dtype);
     state.value_data[slot.value] = outputs[i].raw_data();
   }
@@ -104,8 +100,8 @@ void InterpreterExecutable::bind_call(CallState& state, std::span<const Tensor> 
     state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
 }
 
-void InterpreterExecutable::run_step(CallState& state, const exec::PlanStep& step, size_t index,
-                                     const runtime::RunOptions& options) const {
+void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t index,
+                              const runtime::RunOptions& options) const {
   const size_t num_views = step.num_inputs + step.num_outputs;
   std::span<View> views(state.views.data() + step.first_view, num_views);
   std::span<const ir::ValueId> values(plan_.view_values().data() + step.first_view, num_views);
@@ -120,15 +116,15 @@ void InterpreterExecutable::run_step(CallState& state, const exec::PlanStep& ste
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
 
   switch (step.kind) {
-  case exec::StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs}); break;
-  case exec::StepKind::buffer_store: {
+  case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs}); break;
+  case StepKind::buffer_store: {
     const size_t bytes = plan_.values()[values[0]].bytes;
     if (bytes) std::memmove(inputs[0].data, inputs[1].data, bytes);
     break;
   }
-  case exec::StepKind::runner: step.runner->run(inputs, outputs); break;
-  case exec::StepKind::bind:
-  case exec::StepKind::alias: break;
+  case StepKind::runner: step.runner->run(inputs, outputs); break;
+  case StepKind::bind:
+  case StepKind::alias: break;
   }
 
   if (hooks && hooks->after)
@@ -139,18 +135,17 @@ void InterpreterExecutable::run_step(CallState& state, const exec::PlanStep& ste
           wrap_value(outputs[i].data, plan_.values()[values[step.num_inputs + i]]).clone();
 }
 
-void InterpreterExecutable::copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const {
+void PlanExecutable::copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const {
   for (size_t i = 0; i < plan_.outputs().size(); ++i) {
-    const exec::OutputSlot& slot = plan_.outputs()[i];
+    const OutputSlot& slot = plan_.outputs()[i];
     if (slot.written_by_op) continue;
-    const exec::ValuePlan& value = plan_.values()[slot.value];
+    const ValuePlan& value = plan_.values()[slot.value];
     outputs[i] = Tensor::empty(value.dims, value.dtype);
     if (value.bytes) std::memcpy(outputs[i].raw_data(), state.value_data[slot.value], value.bytes);
   }
 }
 
-std::vector<Tensor> InterpreterExecutable::run(std::span<const Tensor> inputs,
-                                               const runtime::RunOptions& options) const {
+std::vector<Tensor> PlanExecutable::run(std::span<const Tensor> inputs, const runtime::RunOptions& options) const {
   BorrowedState borrowed(*this);
   CallState& state = *borrowed;
   std::vector<Tensor> outputs;
@@ -166,17 +161,4 @@ std::vector<Tensor> InterpreterExecutable::run(std::span<const Tensor> inputs,
   return outputs;
 }
 
-namespace {
-
-std::unique_ptr<runtime::Executable> make_interpreter_executable(std::shared_ptr<const ir::Function> graph,
-                                                                 const runtime::WeightMap& weights) {
-  return std::make_unique<InterpreterExecutable>(std::move(graph), weights);
-}
-
-struct InterpreterTierRegistrar {
-  InterpreterTierRegistrar() { runtime::register_tier("interp", &make_interpreter_executable); }
-} const registrar;
-
-} // namespace
-
-} // namespace kiln::interp
+} // namespace kiln::exec
