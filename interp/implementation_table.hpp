@@ -1,9 +1,6 @@
 #pragma once
 #include "exec/step_implementations.hpp"
-#include <memory>
-#include <optional>
 #include <span>
-#include <string>
 
 // The interpreter's implementation lists: how the plan runs an op that is a step of its own.
 namespace kiln::interp {
