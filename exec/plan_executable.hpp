@@ -1,11 +1,20 @@
 #pragma once
 #include "exec/plan.hpp"
 #include "runtime/executable.hpp"
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace kiln::exec {
+
+// How an executable built on the plan executor presents itself.
+struct ExecutableOptions {
+  std::string tier = "interp";
+  std::vector<PlannedStep> steps;              // empty: every op of the graph, in order
+  std::map<std::string, int> ops_per_lowering; // empty: every op counts as "interp"
+};
 
 // Runs an ExecutionPlan step by step: kernels and runners the interpreter's lists chose, and the
 // steps a tier lowered. The executable of both tiers: interp/interpreter_tier.cpp registers it as

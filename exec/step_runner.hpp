@@ -1,6 +1,5 @@
 #pragma once
 #include "exec/view.hpp"
-#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -32,12 +31,5 @@ struct LoweredStep {
 // One step of a plan, in run order: an op of the graph that the interpreter's implementation list
 // runs, or a step a tier lowered.
 using PlannedStep = std::variant<ir::OpId, LoweredStep>;
-
-// How an executable built on the plan executor presents itself.
-struct ExecutableOptions {
-  std::string tier = "interp";
-  std::vector<PlannedStep> steps;              // empty: every op of the graph, in order
-  std::map<std::string, int> ops_per_lowering; // empty: every op counts as "interp"
-};
 
 } // namespace kiln::exec
