@@ -1,7 +1,7 @@
 #include "ir/op_params.hpp"
 #include "ir/ops.hpp"
 #include <algorithm>
-#include <cstring>
+#include <iterator>
 
 namespace kiln::ir {
 
