@@ -86,6 +86,27 @@ TEST_CASE("setting a weight a callable does not read keeps its executables; one 
   CHECK(session->totals().signatures_compiled == 2);
 }
 
+TEST_CASE("entries built on an old version of a weight leave the cache at the next call") {
+  auto session = interp_session();
+  session->weights().set("w", Tensor::ones({4}));
+  session->weights().set("u", Tensor::ones({4}));
+  auto reads_w = compile([](Tensor x) { return x * F::constant_external("w", TensorLayout(DType::f32, {4})); },
+                         {.name = "reads_w", .session = session})(TensorLayout(DType::f32, {"n", 4}));
+  auto reads_u = compile([](Tensor x) { return x * F::constant_external("u", TensorLayout(DType::f32, {4})); },
+                         {.name = "reads_u", .session = session})(TensorLayout(DType::f32, {4}));
+  reads_u(Tensor::ones({4}));
+  for (int i = 2; i < 7; ++i) {
+    session->weights().set("w", Tensor::full({4}, double(i)));
+    CHECK(reads_w(Tensor::ones({1, 4})).data<float>()[0] == float(i));
+    CHECK(reads_w(Tensor::ones({3, 4})).data<float>()[0] == float(i));
+  }
+  // Without retiring, the old versions' entries (and their packed weights) would stay until evicted:
+  // 10 of reads_w here. Now the two current signatures of reads_w and the one of reads_u remain.
+  CHECK(session->stats().size() == 3);
+  CHECK(session->totals().signatures_compiled == 11);
+  CHECK(session->totals().evictions == 8);
+}
+
 TEST_CASE("every call checks its arguments and names the offender") {
   TensorLayout s(DType::f32, {"batch", 2});
   auto run = compile([](Tensor a, std::map<std::string, Tensor> m) { return a + m.at("lo") + m.at("hi"); },

@@ -41,8 +41,9 @@ struct TierPolicy {
 class WeightRegistry {
 public:
   WeightRegistry();
-  // A new version of `name`: callables reading it rebuild their signatures on their next call. The
-  // forms of older versions are no longer shared; each goes with the last executable holding it.
+  // A new version of `name`: callables reading it rebuild their signatures on their next call, and
+  // the cached signatures built on older versions are dropped then. The forms of older versions are
+  // no longer shared; each goes with the last executable holding it.
   void set(const std::string& name, const Tensor& value);
   void set_all(const std::map<std::string, Tensor>& values);
   // Maps every tensor of a safetensors file (zero-copy) under its own name, optionally prefixed.

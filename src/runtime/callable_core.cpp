@@ -214,6 +214,8 @@ std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<i
   entry->signature = text;
   entry->graph = std::make_shared<const ir::Function>(ir::specialize(*optimized, types));
   entry->weights = bind_weights();
+  for (const std::string& name : registry_weights)
+    entry->registry_versions.emplace_back(name, entry->weights.key(name)->sources.at(0).version);
   const runtime::ExecutableFactory* interp = runtime::find_tier("interp");
   if (!interp) throw Error(ErrorKind::internal, "the interpreter tier is not linked into this build");
   entry->interp = (*interp)(entry->graph, entry->weights);
@@ -289,6 +291,8 @@ std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector
   const uint64_t generation = s.session->weights().generation();
   std::shared_ptr<const State::SignatureKey> recent = s.recent.load();
   if (!recent || recent->weight_generation != generation || recent->types != types) {
+    // A weight changed since this callable last looked: entries built on its old version are dead.
+    if (recent && recent->weight_generation != generation) s.session->cache().retire_stale(s.session->weights());
     recent = s.signature_key(types, generation);
     s.recent.store(recent);
   }

@@ -100,6 +100,22 @@ SessionTotals ExecutableCache::totals() const {
           promotions_.load(std::memory_order_relaxed), failed_promotions_.load(std::memory_order_relaxed)};
 }
 
+void ExecutableCache::retire_stale(const WeightRegistry& registry) {
+  std::lock_guard lock(mutex_);
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    const auto& versions = it->second->registry_versions;
+    const bool stale = std::any_of(versions.begin(), versions.end(),
+                                   [&](const auto& weight) { return registry.version(weight.first) != weight.second; });
+    if (!stale) {
+      ++it;
+      continue;
+    }
+    index_.erase(it->first);
+    it = lru_.erase(it);
+    evictions_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 std::vector<std::shared_ptr<CacheEntry>> ExecutableCache::entries() const {
   std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<CacheEntry>> out;

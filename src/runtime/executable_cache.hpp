@@ -18,6 +18,8 @@ struct CacheEntry {
   std::string signature; // human-readable: "0=f32[4, 2]"
   std::shared_ptr<const ir::Function> graph;
   WeightMap weights;
+  // The registry weights it was built with and their versions: set() of one makes the entry stale.
+  std::vector<std::pair<std::string, uint64_t>> registry_versions;
   std::shared_ptr<const Executable> interp;
   std::atomic<std::shared_ptr<const Executable>> jit;
   std::atomic<uint64_t> calls{0};
@@ -52,6 +54,9 @@ public:
   // The entry for key; builds it with `build` when missing. `built` tells whether this call built it.
   std::shared_ptr<CacheEntry> get_or_build(const std::string& key, const Builder& build, bool* built = nullptr);
   std::vector<std::shared_ptr<CacheEntry>> entries() const;
+  // Drops the entries built with an older version of a registry weight than `registry` holds now:
+  // no key can reach them again, and they hold that version's packed forms. Counted as evictions.
+  void retire_stale(const WeightRegistry& registry);
   size_t capacity() const { return capacity_; }
   size_t size() const;
   // Counted by the promotion jobs of this cache's entries.
