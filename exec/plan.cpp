@@ -184,8 +184,12 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops,
         computed.push_back(Tensor::empty(values_[v].dims, values_[v].dtype));
         views.push_back(View{computed.back().raw_data(), values_[v].dtype, values_[v].dims});
       }
-      step_implementations().kernel_for(op.kind)(
-          KernelArgs{op, std::span(views).first(op.operands.size()), std::span(views).subspan(op.operands.size())});
+      const StepImplementations& implementations = step_implementations();
+      const std::span<const View> inputs = std::span(views).first(op.operands.size()),
+                                  outputs = std::span(views).subspan(op.operands.size());
+      // Once, when planning: its working memory need not come from the arena.
+      std::vector<std::byte> scratch(implementations.scratch_bytes(op, inputs, outputs));
+      implementations.kernel_for(op.kind)(KernelArgs{op, inputs, outputs, scratch});
       return computed;
     });
     for (size_t i = 0; i < op.results.size(); ++i) {
@@ -227,6 +231,10 @@ void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps, runtime::Weig
       view_templates_.push_back(View{nullptr, values_.at(v).dtype, values_[v].dims});
       view_values_.push_back(v);
     }
+    if (step.kind == StepKind::kernel)
+      step.scratch_bytes = step_implementations().scratch_bytes(
+          *step.op, std::span(view_templates_).subspan(step.first_view, step.num_inputs),
+          std::span(view_templates_).subspan(step.first_view + step.num_inputs, step.num_outputs));
     steps_.push_back(step);
     walks_.push_back(std::move(walk));
   }
@@ -285,9 +293,18 @@ void ExecutionPlan::plan_arena_offsets() {
     arena_values.push_back(ir::ValueId(v));
     intervals.push_back(live[v]);
   }
+  // A kernel's scratch lives while its step runs.
+  std::vector<size_t> scratch_steps;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (steps_[i].scratch_bytes == 0) continue;
+    scratch_steps.push_back(i);
+    intervals.push_back(LiveInterval{steps_[i].scratch_bytes, int64_t(i), int64_t(i)});
+  }
   ArenaLayout layout = plan_arena(intervals);
   for (size_t i = 0; i < arena_values.size(); ++i)
     values_[arena_values[i]].arena_offset = layout.offsets[i];
+  for (size_t i = 0; i < scratch_steps.size(); ++i)
+    steps_[scratch_steps[i]].scratch_offset = layout.offsets[arena_values.size() + i];
   check_allocation_size(layout.peak_bytes, "the interpreter arena of @" + fn.name);
   arena_bytes_ = layout.peak_bytes;
 }

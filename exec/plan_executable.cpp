@@ -116,7 +116,11 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
 
   switch (step.kind) {
-  case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs}); break;
+  case StepKind::kernel: {
+    auto* scratch = static_cast<std::byte*>(state.arena.get()) + step.scratch_offset;
+    step.kernel(KernelArgs{*step.op, inputs, outputs, std::span(scratch, step.scratch_bytes)});
+    break;
+  }
   case StepKind::buffer_store: {
     const size_t bytes = plan_.values()[values[0]].bytes;
     if (bytes) std::memmove(inputs[0].data, inputs[1].data, bytes);

@@ -43,6 +43,8 @@ struct StepImplementations {
   CpuIsa (*cpu_isa)() = nullptr;
   // The kernel that computes an op over bound values when planning; null for ops that have none.
   Kernel (*kernel_for)(ir::OpKind kind) = nullptr;
+  // The working memory a kernel step needs, given a slot of the arena.
+  KernelScratch scratch_bytes = nullptr;
 };
 
 // Installed by interp/ during static initialisation; `implementations` must outlive every plan.

@@ -26,6 +26,14 @@ int configure_threads() {
 
 } // namespace
 
+int thread_index() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
 int num_threads() {
   static const int threads = configure_threads();
   return threads;

@@ -8,6 +8,10 @@ namespace kiln::exec {
 // Threads of the pool (OpenMP and Eigen): KILN_NUM_THREADS, default all cores.
 int num_threads();
 
+// The calling thread's index in the running parallel_for, in [0, num_threads()); 0 outside one.
+// Kernels use it to pick their thread's part of the scratch the plan gave them.
+int thread_index();
+
 // Work (in elements) below which a loop stays on one thread: the fork/join cost would dominate.
 inline constexpr int64_t kParallelMinWork = int64_t(1) << 15;
 inline bool worth_parallel(int64_t work) { return work >= kParallelMinWork; }

@@ -27,8 +27,14 @@ struct KernelArgs {
   const ir::Op& op;
   std::span<const View> inputs;
   std::span<const View> outputs;
+  // Working memory the kernel asked for (KernelScratch), from the plan's arena, so that the arena's
+  // peak is the call's peak.
+  std::span<std::byte> scratch = {};
 };
 
 using Kernel = void (*)(const KernelArgs&);
+// The bytes of working memory a kernel needs for an op over views of these dims (data unset); 0 for
+// most kernels.
+using KernelScratch = size_t (*)(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs);
 
 } // namespace kiln::exec

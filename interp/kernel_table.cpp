@@ -68,4 +68,9 @@ exec::Kernel kernel_for(ir::OpKind kind) {
   return nullptr;
 }
 
+size_t kernel_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs, std::span<const exec::View> outputs) {
+  if (op.kind == ir::OpKind::conv2d) return conv2d_scratch_bytes(exec::KernelArgs{op, inputs, outputs});
+  return 0;
+}
+
 } // namespace kiln::interp

@@ -7,5 +7,7 @@ namespace kiln::interp {
 // The dispatch table: the kernel of op X is interp::X. Null for ops the plan executor handles
 // itself (constant, constant_external, buffer_store, call, custom).
 exec::Kernel kernel_for(ir::OpKind kind);
+// The working memory the kernel of `op` needs (exec::KernelScratch): conv2d's column buffers.
+size_t kernel_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs, std::span<const exec::View> outputs);
 
 } // namespace kiln::interp

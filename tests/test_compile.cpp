@@ -107,6 +107,22 @@ TEST_CASE("entries built on an old version of a weight leave the cache at the ne
   CHECK(session->totals().evictions == 8);
 }
 
+TEST_CASE("a convolution's column buffer is part of the arena, so arena_bytes is the call's peak") {
+  auto session = interp_session();
+  session->weights().set("w", Tensor::randn({8, 3, 3, 3}, 5));
+  auto conv = compile(
+      [](Tensor x) {
+        return F::conv2d(x, F::constant_external("w", TensorLayout(DType::f32, {8, 3, 3, 3})), {}, {.padding = {1, 1}});
+      },
+      {.session = session})(TensorLayout(DType::f32, {1, 3, 16, 16}));
+  const Tensor y = conv(Tensor::randn({1, 3, 16, 16}, 6));
+  CHECK(y.dims() == std::vector<int64_t>{1, 8, 16, 16});
+  // The input is an argument and the result is written straight into the output tensor: the arena
+  // holds just the im2col matrix, [3 * 3 * 3, 16 * 16] floats (one image: one buffer).
+  REQUIRE(session->stats().size() == 1);
+  CHECK(session->stats()[0].arena_bytes == size_t(27 * 256 * 4));
+}
+
 TEST_CASE("every call checks its arguments and names the offender") {
   TensorLayout s(DType::f32, {"batch", 2});
   auto run = compile([](Tensor a, std::map<std::string, Tensor> m) { return a + m.at("lo") + m.at("hi"); },

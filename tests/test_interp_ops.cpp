@@ -88,7 +88,8 @@ void run(OpKind kind, Attrs attrs, std::vector<View> inputs, std::vector<View> o
   const exec::Kernel kernel = interp::kernel_for(kind);
   const bool has_kernel = kernel != nullptr;
   REQUIRE(has_kernel);
-  kernel(exec::KernelArgs{op, inputs, outputs});
+  std::vector<std::byte> scratch(interp::kernel_scratch_bytes(op, inputs, outputs));
+  kernel(exec::KernelArgs{op, inputs, outputs, scratch});
 }
 
 // Passes when |got - want| <= abs_tol + rel_tol * |want| everywhere; NaN must meet NaN.

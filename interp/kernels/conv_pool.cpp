@@ -1,3 +1,4 @@
+#include "core/checked_arithmetic.hpp"
 #include "interp/kernels/gemm.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/kernels.hpp"
@@ -54,6 +55,25 @@ ConvShape conv_shape(const KernelArgs& args, const Window& w, int64_t groups) {
   return {x[0], x[1], x[2], x[3], k[0], groups, y[2], y[3]};
 }
 
+// conv2d's working memory: one im2col buffer per thread convolving images in parallel, or one;
+// none for a pointwise convolution, which reads the image as its own column matrix.
+struct ColumnBuffers {
+  bool pointwise;
+  bool tasks_in_parallel;
+  int64_t elements; // per buffer
+  int64_t count;
+};
+
+ColumnBuffers column_buffers(const ConvShape& s, const Window& w) {
+  const int64_t patch = s.group_in() * w.kh * w.kw;
+  const bool pointwise = w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.ph == 0 && w.pw == 0;
+  const int64_t tasks = s.batch * s.groups;
+  const bool tasks_in_parallel =
+      tasks >= exec::num_threads() && exec::worth_parallel(tasks * s.group_out() * patch * s.out_plane());
+  return {pointwise, tasks_in_parallel, pointwise ? 0 : patch * s.out_plane(),
+          pointwise ? 0 : (tasks_in_parallel ? exec::num_threads() : 1)};
+}
+
 // col[(c, i, j), (oh, ow)] = x[c, oh*sh - ph + i*dh, ow*sw - pw + j*dw], zero in the padding: the
 // convolution of one image and group becomes a GEMM with the [group_out, group_in*kh*kw] weights.
 // Channels run on the interpreter's threads when `parallel` (one image convolved at a time).
@@ -86,22 +106,22 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
   const T* bias = args.inputs.size() > 2 ? args.inputs[2].as<const T>() : nullptr;
   T* y = args.outputs[0].as<T>();
   const int64_t patch = s.group_in() * w.kh * w.kw;
-  // A 1x1 convolution with unit stride and no padding reads the image as its own column matrix.
-  const bool pointwise = w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.ph == 0 && w.pw == 0;
+  const ColumnBuffers buffers = column_buffers(s, w);
+  const bool pointwise = buffers.pointwise, tasks_in_parallel = buffers.tasks_in_parallel;
+  const size_t needed = size_t(buffers.elements * buffers.count) * sizeof(T);
+  if (args.scratch.size() < needed)
+    throw Error(ErrorKind::internal, exec::op_place(args.op) + ": conv2d needs " + std::to_string(needed) +
+                                         " bytes of scratch, the plan gave " + std::to_string(args.scratch.size()));
   const int64_t tasks = s.batch * s.groups;
-  const bool tasks_in_parallel =
-      tasks >= exec::num_threads() && exec::worth_parallel(tasks * s.group_out() * patch * s.out_plane());
   const int gemm_threads = tasks_in_parallel ? 1 : exec::num_threads();
   auto convolve = [&](int64_t task) {
     const int64_t n = task / s.groups, g = task % s.groups;
     const T* image = x + (n * s.channels + g * s.group_in()) * s.height * s.width;
-    // One column buffer per thread, grown once: steady-state calls allocate nothing.
-    thread_local std::vector<T> col;
-    if (!pointwise) {
-      if (col.size() < size_t(patch * s.out_plane())) col.resize(size_t(patch * s.out_plane()));
-      im2col(image, s, w, col.data(), !tasks_in_parallel && exec::worth_parallel(patch * s.out_plane()));
-    }
-    const T* cols = pointwise ? image : col.data();
+    // The plan's scratch holds one column buffer per thread of the task loop.
+    T* col =
+        reinterpret_cast<T*>(args.scratch.data()) + (tasks_in_parallel ? exec::thread_index() : 0) * buffers.elements;
+    if (!pointwise) im2col(image, s, w, col, !tasks_in_parallel && exec::worth_parallel(patch * s.out_plane()));
+    const T* cols = pointwise ? image : col;
     const T* kernel = weight + g * s.group_out() * patch;
     Eigen::Map<Matrix> out(y + (n * s.out_channels + g * s.group_out()) * s.out_plane(), s.group_out(), s.out_plane());
     if constexpr (std::is_same_v<T, float>) {
@@ -178,6 +198,18 @@ void conv2d(const KernelArgs& args) {
   if (has_half_operand(args)) return run_in_f32(args, conv2d);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
                  [&](auto e) { conv2d_typed<typename decltype(e)::Storage>(args, w, s); });
+}
+
+size_t conv2d_scratch_bytes(const KernelArgs& args) {
+  const auto& [stride, padding, dilation, groups] = ir::params_of<ir::ConvParams>(args.op);
+  std::span<const int64_t> k = args.inputs[1].dims;
+  const int64_t kh = k.size() == 4 ? k[2] : 0, kw = k.size() == 4 ? k[3] : 0;
+  const Window w{kh, kw, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
+  const ColumnBuffers buffers = column_buffers(conv_shape(args, w, groups), w);
+  // f16 and bf16 are convolved in f32 (run_in_f32).
+  const size_t element = args.inputs[0].dtype == DType::f64 ? sizeof(double) : sizeof(float);
+  return size_t(
+      checked_mul(checked_mul(buffers.elements, buffers.count, "conv2d scratch"), int64_t(element), "conv2d scratch"));
 }
 
 void max_pool2d(const KernelArgs& args) {

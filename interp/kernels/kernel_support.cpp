@@ -103,7 +103,7 @@ void run_in_f32(const KernelArgs& args, Kernel kernel) {
     output_copies[i].resize(size_t(outputs[i].numel()));
     outputs[i] = View{output_copies[i].data(), DType::f32, outputs[i].dims};
   }
-  kernel(KernelArgs{args.op, inputs, outputs});
+  kernel(KernelArgs{args.op, inputs, outputs, args.scratch});
   for (size_t i = 0; i < outputs.size(); ++i)
     if (is_half(args.outputs[i].dtype)) store_half(output_copies[i], args.outputs[i]);
 }

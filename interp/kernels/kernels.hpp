@@ -12,4 +12,7 @@ namespace kiln::interp {
 KILN_OP_KINDS(KILN_DECLARE_KERNEL)
 #undef KILN_DECLARE_KERNEL
 
+// The scratch conv2d's column buffers take (kernel_scratch_bytes).
+size_t conv2d_scratch_bytes(const exec::KernelArgs& args);
+
 } // namespace kiln::interp
