@@ -55,6 +55,14 @@ ConvShape conv_shape(const KernelArgs& args, const Window& w, int64_t groups) {
   return {x[0], x[1], x[2], x[3], k[0], groups, y[2], y[3]};
 }
 
+// conv2d's window: the kernel's extent from the weight, the rest from the op's params.
+Window conv_window(const KernelArgs& args) {
+  const auto& [stride, padding, dilation, groups] = ir::params_of<ir::ConvParams>(args.op);
+  std::span<const int64_t> k = args.inputs[1].dims;
+  const int64_t kh = k.size() == 4 ? k[2] : 0, kw = k.size() == 4 ? k[3] : 0;
+  return {kh, kw, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
+}
+
 // conv2d's working memory: one im2col buffer per thread convolving images in parallel, or one;
 // none for a pointwise convolution, which reads the image as its own column matrix.
 struct ColumnBuffers {
@@ -190,22 +198,16 @@ void pool(const KernelArgs& args, const ir::PoolParams& window, Pool kind, bool 
 
 void conv2d(const KernelArgs& args) {
   require_uniform_dtype(args);
-  const auto& [stride, padding, dilation, groups] = ir::params_of<ir::ConvParams>(args.op);
-  std::span<const int64_t> k = args.inputs[1].dims;
-  const int64_t kh = k.size() == 4 ? k[2] : 0, kw = k.size() == 4 ? k[3] : 0;
-  const Window w{kh, kw, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
-  const ConvShape s = conv_shape(args, w, groups);
+  const Window w = conv_window(args);
+  const ConvShape s = conv_shape(args, w, ir::params_of<ir::ConvParams>(args.op).groups);
   if (has_half_operand(args)) return run_in_f32(args, conv2d);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
                  [&](auto e) { conv2d_typed<typename decltype(e)::Storage>(args, w, s); });
 }
 
 size_t conv2d_scratch_bytes(const KernelArgs& args) {
-  const auto& [stride, padding, dilation, groups] = ir::params_of<ir::ConvParams>(args.op);
-  std::span<const int64_t> k = args.inputs[1].dims;
-  const int64_t kh = k.size() == 4 ? k[2] : 0, kw = k.size() == 4 ? k[3] : 0;
-  const Window w{kh, kw, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
-  const ColumnBuffers buffers = column_buffers(conv_shape(args, w, groups), w);
+  const Window w = conv_window(args);
+  const ColumnBuffers buffers = column_buffers(conv_shape(args, w, ir::params_of<ir::ConvParams>(args.op).groups), w);
   // f16 and bf16 are convolved in f32 (run_in_f32).
   const size_t element = args.inputs[0].dtype == DType::f64 ? sizeof(double) : sizeof(float);
   return size_t(
