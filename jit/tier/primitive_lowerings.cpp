@@ -101,13 +101,10 @@ void lower_layer_norm(GraphRewriter& rw, ir::OpId id) {
 dnnl_ops::Pool2dParams pool2d_params(const GraphRewriter& rw, ir::OpId id) {
   const ir::Op& op = rw.op(id);
   dnnl_ops::PoolKind kind = dnnl_ops::PoolKind::max;
-  const ir::PoolParams* window = std::get_if<ir::PoolParams>(&op.params);
-  if (const auto* avg = std::get_if<ir::AvgPoolParams>(&op.params)) {
+  if (const auto* avg = std::get_if<ir::AvgPoolParams>(&op.params))
     kind = avg->count_include_pad ? dnnl_ops::PoolKind::avg_include_pad : dnnl_ops::PoolKind::avg_exclude_pad;
-    window = &avg->window;
-  }
-  if (!window) ir::throw_params_mismatch(op);
-  return {rw.dims(op.operands[0]), kind, window->kernel, window->stride, window->padding};
+  const ir::PoolParams& window = ir::pool_window(op.params);
+  return {rw.dims(op.operands[0]), kind, window.kernel, window.stride, window.padding};
 }
 
 std::optional<std::string> refuse_pool2d(const GraphRewriter& rw, ir::OpId id) {

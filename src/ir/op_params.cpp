@@ -108,6 +108,11 @@ PoolParams decode_pool(const Attrs& attrs) {
 
 } // namespace
 
+const PoolParams& pool_window(const OpParams& params) {
+  if (const auto* avg = std::get_if<AvgPoolParams>(&params)) return avg->window;
+  return std::get<PoolParams>(params);
+}
+
 std::optional<GeluForm> gelu_form_from_name(const std::string& name) {
   if (name == "none") return GeluForm::exact;
   if (name == "tanh") return GeluForm::tanh;

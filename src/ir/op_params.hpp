@@ -179,6 +179,9 @@ struct AttrError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The window of a max_pool2d (PoolParams) or avg_pool2d (AvgPoolParams, beside count_include_pad).
+const PoolParams& pool_window(const OpParams& params);
+
 // "none" -> exact, "tanh" -> tanh (PyTorch's `approximate`), nullopt otherwise.
 std::optional<GeluForm> gelu_form_from_name(const std::string& name);
 

@@ -39,12 +39,6 @@ struct SymbolicProduct {
   }
 };
 
-// max_pool2d holds its window directly, avg_pool2d beside count_include_pad.
-const PoolParams& pool_window(const OpParams& params) {
-  if (const auto* avg = std::get_if<AvgPoolParams>(&params)) return avg->window;
-  return std::get<PoolParams>(params);
-}
-
 } // namespace
 
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
