@@ -1,6 +1,5 @@
 #include "ir/op_params.hpp"
 #include "ir/ops.hpp"
-#include <algorithm>
 #include <iterator>
 
 namespace kiln::ir {
@@ -42,64 +41,25 @@ int64_t operand_rank(std::span<const ValueType> operands) {
   return operands[0].rank();
 }
 
-GeluParams decode_gelu(const Attrs& attrs) {
-  const std::string& name = get_string(attrs, "approximate");
-  if (std::optional<GeluForm> form = gelu_form_from_name(name)) return {*form};
-  throw AttrError("gelu approximate must be \"none\" or \"tanh\", got \"" + name + "\"");
-}
-
 constexpr const char* kPredicateNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 
-CompareParams decode_compare(const Attrs& attrs) {
-  const std::string& name = get_string(attrs, "predicate");
-  for (size_t i = 0; i < std::size(kPredicateNames); ++i)
-    if (name == kPredicateNames[i]) return {ComparePredicate(i)};
-  throw AttrError("unknown compare predicate \"" + name + "\"");
-}
-
-ReduceParams decode_reduce(const Attrs& attrs, int64_t rank) {
-  const Attr::Ints& written = get_ints(attrs, "axes");
-  std::vector<bool> reduced(size_t(rank), written.empty());
+// One flag per axis of `rank`, set for each written axis (negatives count from the end); a repeated
+// axis is an InferError.
+std::vector<bool> marked_axes(const Attr::Ints& written, int64_t rank) {
+  std::vector<bool> marked(size_t(rank), false);
   for (int64_t axis : written) {
     const int64_t n = normalize_axis(axis, rank);
-    if (reduced[size_t(n)]) throw InferError("axis " + std::to_string(axis) + " is repeated");
-    reduced[size_t(n)] = true;
+    if (marked[size_t(n)]) throw InferError("axis " + std::to_string(axis) + " is repeated");
+    marked[size_t(n)] = true;
   }
-  ReduceParams params{{}, get_bool(attrs, "keepdims")};
-  for (int64_t i = 0; i < rank; ++i)
-    if (reduced[size_t(i)]) params.axes.push_back(i);
-  return params;
+  return marked;
 }
 
-TransposeParams decode_transpose(const Attrs& attrs, int64_t rank) {
-  const Attr::Ints& perm = get_ints(attrs, "perm");
-  if (int64_t(perm.size()) != rank)
-    throw InferError("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
-  TransposeParams params;
-  std::vector<bool> seen(perm.size(), false);
-  for (int64_t p : perm) {
-    const int64_t axis = normalize_axis(p, rank);
-    if (seen[size_t(axis)]) throw InferError("perm repeats axis " + std::to_string(axis));
-    seen[size_t(axis)] = true;
-    params.perm.push_back(axis);
-  }
-  return params;
-}
-
-// squeeze's axes are of the operand, unsqueeze's of the result (rank + number of axes).
-AxesParams decode_axes(const Attrs& attrs, int64_t rank, bool of_result) {
-  const Attr::Ints& written = get_ints(attrs, "axes");
-  if (of_result) rank += int64_t(written.size());
-  AxesParams params;
-  std::vector<bool> seen(size_t(rank), false);
-  for (int64_t axis : written) {
-    const int64_t n = normalize_axis(axis, rank);
-    if (seen[size_t(n)]) throw InferError("axis " + std::to_string(axis) + " is repeated");
-    seen[size_t(n)] = true;
-    params.axes.push_back(n);
-  }
-  std::sort(params.axes.begin(), params.axes.end());
-  return params;
+std::vector<int64_t> indices_of(const std::vector<bool>& marked) {
+  std::vector<int64_t> indices;
+  for (size_t i = 0; i < marked.size(); ++i)
+    if (marked[i]) indices.push_back(int64_t(i));
+  return indices;
 }
 
 PoolParams decode_pool(const Attrs& attrs) {
@@ -124,10 +84,26 @@ namespace decode {
 using Types = std::span<const ValueType>;
 
 OpParams none(const Attrs&, Types) { return NoParams{}; }
-OpParams gelu(const Attrs& attrs, Types) { return decode_gelu(attrs); }
-OpParams compare(const Attrs& attrs, Types) { return decode_compare(attrs); }
+OpParams gelu(const Attrs& attrs, Types) {
+  const std::string& name = get_string(attrs, "approximate");
+  if (std::optional<GeluForm> form = gelu_form_from_name(name)) return GeluParams{*form};
+  throw AttrError("gelu approximate must be \"none\" or \"tanh\", got \"" + name + "\"");
+}
+OpParams compare(const Attrs& attrs, Types) {
+  const std::string& name = get_string(attrs, "predicate");
+  for (size_t i = 0; i < std::size(kPredicateNames); ++i)
+    if (name == kPredicateNames[i]) return CompareParams{ComparePredicate(i)};
+  throw AttrError("unknown compare predicate \"" + name + "\"");
+}
 OpParams cast(const Attrs& attrs, Types) { return CastParams{get_dtype(attrs, "dtype")}; }
-OpParams reduce(const Attrs& attrs, Types in) { return decode_reduce(attrs, operand_rank(in)); }
+// An empty axes attribute reduces every axis.
+OpParams reduce(const Attrs& attrs, Types in) {
+  const Attr::Ints& written = get_ints(attrs, "axes");
+  const int64_t rank = operand_rank(in);
+  const std::vector<bool> reduced =
+      written.empty() ? std::vector<bool>(size_t(rank), true) : marked_axes(written, rank);
+  return ReduceParams{indices_of(reduced), get_bool(attrs, "keepdims")};
+}
 OpParams argmax(const Attrs& attrs, Types in) {
   return ArgmaxParams{normalize_axis(get_int(attrs, "axis"), operand_rank(in)), get_bool(attrs, "keepdims")};
 }
@@ -148,15 +124,35 @@ OpParams avg_pool(const Attrs& attrs, Types) {
   return AvgPoolParams{decode_pool(attrs), get_bool(attrs, "count_include_pad")};
 }
 OpParams shape(const Attrs& attrs, Types) { return ShapeParams{get_shape(attrs, "shape")}; }
-OpParams transpose(const Attrs& attrs, Types in) { return decode_transpose(attrs, operand_rank(in)); }
+OpParams transpose(const Attrs& attrs, Types in) {
+  const Attr::Ints& perm = get_ints(attrs, "perm");
+  const int64_t rank = operand_rank(in);
+  if (int64_t(perm.size()) != rank)
+    throw InferError("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+  TransposeParams params;
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    const int64_t axis = normalize_axis(p, rank);
+    if (seen[size_t(axis)]) throw InferError("perm repeats axis " + std::to_string(axis));
+    seen[size_t(axis)] = true;
+    params.perm.push_back(axis);
+  }
+  return params;
+}
 OpParams split(const Attrs& attrs, Types in) {
   return SplitParams{normalize_axis(get_int(attrs, "axis"), operand_rank(in)), get_ints(attrs, "sizes")};
 }
 OpParams slice(const Attrs& attrs, Types) {
   return SliceParams{get_ints(attrs, "starts"), get_ints(attrs, "ends"), get_ints(attrs, "steps")};
 }
-OpParams squeeze(const Attrs& attrs, Types in) { return decode_axes(attrs, operand_rank(in), false); }
-OpParams unsqueeze(const Attrs& attrs, Types in) { return decode_axes(attrs, operand_rank(in), true); }
+// squeeze's axes are of the operand, unsqueeze's of the result (rank + number of axes).
+OpParams squeeze(const Attrs& attrs, Types in) {
+  return AxesParams{indices_of(marked_axes(get_ints(attrs, "axes"), operand_rank(in)))};
+}
+OpParams unsqueeze(const Attrs& attrs, Types in) {
+  const Attr::Ints& written = get_ints(attrs, "axes");
+  return AxesParams{indices_of(marked_axes(written, operand_rank(in) + int64_t(written.size())))};
+}
 OpParams pad(const Attrs& attrs, Types) { return PadParams{get_ints(attrs, "pads"), get_float(attrs, "value")}; }
 OpParams constant(const Attrs& attrs, Types) {
   return ConstantParams{required<Tensor>(attrs, "value", "dense tensor")};
