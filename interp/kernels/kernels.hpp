@@ -3,14 +3,14 @@
 #include "ir/op_kind.hpp"
 
 // The interpreter's kernels: the kernel of op X is interp::X, defined in the kernels/ file of its
-// family and chosen in interp/kernel_table.cpp. Semantics are those documented in src/ir/ops.hpp.
-// Declared from the op list, so a new op's kernel needs no line here; the ops the plan executor runs
-// itself (constant, constant_external, buffer_store, call, custom) are declared but have none.
+// family. Semantics are those documented in src/ir/op_table.def. Declared from the op table, so a new
+// op's kernel needs no line here nor in kernel_table.cpp; the ops with the kNoKernel trait (the plan
+// executor runs them itself) are declared but have none.
 namespace kiln::interp {
 
-#define KILN_DECLARE_KERNEL(name) void name(const exec::KernelArgs& args);
-KILN_OP_KINDS(KILN_DECLARE_KERNEL)
-#undef KILN_DECLARE_KERNEL
+#define KILN_OP(name, ...) void name(const exec::KernelArgs& args);
+#include "ir/op_table.def"
+#undef KILN_OP
 
 // The scratch conv2d's column buffers take (kernel_scratch_bytes).
 size_t conv2d_scratch_bytes(const exec::KernelArgs& args);
