@@ -16,20 +16,14 @@ namespace kiln::F {
 
 using Loc = std::source_location;
 
-#define KILN_UNARY(name) Tensor name(const Tensor& x, Loc loc = Loc::current())
-KILN_UNARY(neg);
-KILN_UNARY(abs);
-KILN_UNARY(exp);
-KILN_UNARY(log);
-KILN_UNARY(sqrt);
-KILN_UNARY(rsqrt);
-KILN_UNARY(tanh);
-KILN_UNARY(sigmoid);
-KILN_UNARY(relu);
-KILN_UNARY(silu);
-KILN_UNARY(erf);
-KILN_UNARY(sin);
-KILN_UNARY(cos);
+// The unary ops without parameters, each named once in this list; src/trace/functional.cpp defines
+// them from the same list.
+// clang-format off
+#define KILN_UNARY_FUNCTIONS(X) \
+  X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(silu) X(erf) X(sin) X(cos)
+// clang-format on
+#define KILN_UNARY(name) Tensor name(const Tensor& x, Loc loc = Loc::current());
+KILN_UNARY_FUNCTIONS(KILN_UNARY)
 #undef KILN_UNARY
 
 // approximate: "none" (erf form) or "tanh".

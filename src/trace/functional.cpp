@@ -20,21 +20,7 @@ static ir::Pair option_pair(const std::vector<int64_t>& values, const char* name
 
 #define KILN_UNARY(name)                                                                                               \
   Tensor name(const Tensor& x, Loc loc) { return apply1(OpKind::name, {x}, {}, loc); }
-// clang-format off
-KILN_UNARY(neg)
-KILN_UNARY(abs)
-KILN_UNARY(exp)
-KILN_UNARY(log)
-KILN_UNARY(sqrt)
-KILN_UNARY(rsqrt)
-KILN_UNARY(tanh)
-KILN_UNARY(sigmoid)
-KILN_UNARY(relu)
-KILN_UNARY(silu)
-KILN_UNARY(erf)
-KILN_UNARY(sin)
-KILN_UNARY(cos)
-// clang-format on
+KILN_UNARY_FUNCTIONS(KILN_UNARY)
 #undef KILN_UNARY
 
 Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
