@@ -1,6 +1,7 @@
 #include "jit/tier/implementation_table.hpp"
 #include "core/environment.hpp"
 #include "exec/cpu_features.hpp"
+#include "ir/ops.hpp"
 #include "jit/tier/lowerings.hpp"
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -24,6 +25,45 @@ std::vector<Implementation> matmul_list() {
   return {dnnl, kInterpreter};
 }
 
+// The kinds a oneDNN primitive or a rewrite takes before the interpreter; every other op follows
+// its class (class_list).
+const std::pair<OpKind, const Implementation*> kFirstChoice[] = {
+    {OpKind::conv2d, &kDnnlConv2d},        {OpKind::softmax, &kDnnlSoftmax},
+    {OpKind::log_softmax, &kDnnlSoftmax},  {OpKind::layer_norm, &kDnnlLayerNorm},
+    {OpKind::max_pool2d, &kDnnlPool2d},    {OpKind::avg_pool2d, &kDnnlPool2d},
+    {OpKind::reduce_sum, &kDnnlReduction}, {OpKind::reduce_mean, &kDnnlReduction},
+    {OpKind::reduce_max, &kDnnlReduction}, {OpKind::reduce_min, &kDnnlReduction},
+    {OpKind::transpose, &kTransposedB},
+};
+
+std::optional<std::vector<Implementation>> kind_list(ir::OpKind kind) {
+  if (kind == OpKind::matmul) return matmul_list();
+  for (const auto& [listed, first] : kFirstChoice)
+    if (listed == kind) return std::vector<Implementation>{*first, kInterpreter};
+  return std::nullopt;
+}
+
+// Elementwise ops fuse into xbyak regions (which refuse a kind without an emitter), extensions run
+// their own kernel, the rest run the interpreter's. The switch names every class.
+std::vector<Implementation> class_list(ir::OpClass cls) {
+  using C = ir::OpClass;
+  switch (cls) {
+  case C::unary:
+  case C::binary:
+  case C::elementwise_other: return {kXbyakRegion, kInterpreter};
+  case C::custom: return {kExtension};
+  case C::reduction:
+  case C::normalization:
+  case C::linalg:
+  case C::nn:
+  case C::shape:
+  case C::creation:
+  case C::effect:
+  case C::call: return {kInterpreter};
+  }
+  return {kInterpreter};
+}
+
 } // namespace
 
 exec::CpuIsa jit_cpu_isa() {
@@ -31,67 +71,9 @@ exec::CpuIsa jit_cpu_isa() {
   return exec::cpu_has_avx2_fma() ? exec::CpuIsa::avx2_fma : exec::CpuIsa::baseline;
 }
 
-// The switch names every OpKind, so -Wswitch flags an op added without a list.
 std::vector<Implementation> jit_implementations(ir::OpKind kind) {
-  switch (kind) {
-  case OpKind::matmul: return matmul_list();
-  case OpKind::conv2d: return {kDnnlConv2d, kInterpreter};
-  case OpKind::softmax:
-  case OpKind::log_softmax: return {kDnnlSoftmax, kInterpreter};
-  case OpKind::layer_norm: return {kDnnlLayerNorm, kInterpreter};
-  case OpKind::max_pool2d:
-  case OpKind::avg_pool2d: return {kDnnlPool2d, kInterpreter};
-  case OpKind::reduce_sum:
-  case OpKind::reduce_mean:
-  case OpKind::reduce_max:
-  case OpKind::reduce_min: return {kDnnlReduction, kInterpreter};
-  case OpKind::transpose: return {kTransposedB, kInterpreter};
-  case OpKind::custom: return {kExtension};
-  case OpKind::neg:
-  case OpKind::abs:
-  case OpKind::exp:
-  case OpKind::log:
-  case OpKind::sqrt:
-  case OpKind::rsqrt:
-  case OpKind::tanh:
-  case OpKind::sigmoid:
-  case OpKind::relu:
-  case OpKind::gelu:
-  case OpKind::silu:
-  case OpKind::erf:
-  case OpKind::sin:
-  case OpKind::cos:
-  case OpKind::add:
-  case OpKind::sub:
-  case OpKind::mul:
-  case OpKind::div:
-  case OpKind::pow:
-  case OpKind::maximum:
-  case OpKind::minimum:
-  case OpKind::compare:
-  case OpKind::where:
-  case OpKind::clamp:
-  case OpKind::cast: return {kXbyakRegion, kInterpreter};
-  case OpKind::argmax:
-  case OpKind::rms_norm:
-  case OpKind::batch_norm:
-  case OpKind::reshape:
-  case OpKind::broadcast_to:
-  case OpKind::concat:
-  case OpKind::split:
-  case OpKind::slice:
-  case OpKind::squeeze:
-  case OpKind::unsqueeze:
-  case OpKind::gather:
-  case OpKind::pad:
-  case OpKind::constant:
-  case OpKind::constant_external:
-  case OpKind::full:
-  case OpKind::arange:
-  case OpKind::buffer_store:
-  case OpKind::call: return {kInterpreter};
-  }
-  return {kInterpreter};
+  if (auto list = kind_list(kind)) return *list;
+  return class_list(ir::op_info(kind).cls);
 }
 
 } // namespace kiln::jit::tier
