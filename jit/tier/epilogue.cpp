@@ -15,15 +15,6 @@ std::optional<float> scalar_constant(const GraphRewriter& rw, ir::ValueId v) {
   return float(value.item_as_double());
 }
 
-// The post-op of one of the activations absorb() takes.
-Activation activation_of(const ir::Op& op) {
-  if (op.kind == ir::OpKind::relu) return Activation::relu;
-  if (op.kind == ir::OpKind::tanh) return Activation::tanh;
-  if (op.kind == ir::OpKind::sigmoid) return Activation::sigmoid;
-  if (op.kind == ir::OpKind::silu) return Activation::silu;
-  return ir::params_of<ir::GeluParams>(op).form == ir::GeluForm::tanh ? Activation::gelu_tanh : Activation::gelu_erf;
-}
-
 // The other operand of a binary op on `current`, when it is a distinct f32 value, and whether
 // `current` is the op's first operand.
 std::optional<std::pair<ir::ValueId, bool>> other_operand(const GraphRewriter& rw, const ir::Op& op,
@@ -32,6 +23,19 @@ std::optional<std::pair<ir::ValueId, bool>> other_operand(const GraphRewriter& r
   const auto other = op.operands[0] == current ? std::pair{op.operands[1], true} : std::pair{op.operands[0], false};
   if (rw.dtype(other.first) != DType::f32) return std::nullopt;
   return other;
+}
+
+// The activations oneDNN applies as they are.
+bool absorb_activation(const GraphRewriter&, const ir::Op& op, ir::ValueId, bool, Epilogue& epilogue) {
+  const auto activation = [&op] {
+    if (op.kind == ir::OpKind::relu) return Activation::relu;
+    if (op.kind == ir::OpKind::tanh) return Activation::tanh;
+    if (op.kind == ir::OpKind::sigmoid) return Activation::sigmoid;
+    if (op.kind == ir::OpKind::silu) return Activation::silu;
+    return ir::params_of<ir::GeluParams>(op).form == ir::GeluForm::tanh ? Activation::gelu_tanh : Activation::gelu_erf;
+  };
+  epilogue.post_ops.push_back(PostOp::apply(activation()));
+  return true;
 }
 
 // A bias row first (when allowed), else a residual of the result's dims.
@@ -53,7 +57,7 @@ bool absorb_add(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, 
 }
 
 // A product or quotient by a scalar constant (the result divided, never the divisor).
-bool absorb_scale(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, Epilogue& epilogue) {
+bool absorb_scale(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool, Epilogue& epilogue) {
   const auto other = other_operand(rw, op, current);
   if (!other) return false;
   const std::optional<float> factor = scalar_constant(rw, other->first);
@@ -68,76 +72,30 @@ bool absorb_scale(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current
 }
 
 // clamp(current, lo, hi) with scalar constant bounds: oneDNN's clip.
-bool absorb_clamp(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, Epilogue& epilogue) {
+bool absorb_clamp(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool, Epilogue& epilogue) {
   const std::optional<float> lo = scalar_constant(rw, op.operands[1]), hi = scalar_constant(rw, op.operands[2]);
   if (op.operands[0] != current || !lo || !hi) return false;
   epilogue.post_ops.push_back(PostOp::clip(*lo, *hi));
   return true;
 }
 
-// Folds one more op into the epilogue; false when it does not fit. The switch names every OpKind,
-// so -Wswitch asks whether a new op can be a post-op.
+using Absorber = bool (*)(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool bias_allowed,
+                          Epilogue& epilogue);
+
+// The ops that can become post-ops, each with what makes it one (or finds it cannot).
+const std::pair<ir::OpKind, Absorber> kAbsorbers[] = {
+    {ir::OpKind::relu, absorb_activation},    {ir::OpKind::tanh, absorb_activation},
+    {ir::OpKind::sigmoid, absorb_activation}, {ir::OpKind::silu, absorb_activation},
+    {ir::OpKind::gelu, absorb_activation},    {ir::OpKind::add, absorb_add},
+    {ir::OpKind::mul, absorb_scale},          {ir::OpKind::div, absorb_scale},
+    {ir::OpKind::clamp, absorb_clamp},
+};
+
+// Folds one more op into the epilogue; false when it does not fit.
 bool absorb(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool bias_allowed, Epilogue& epilogue) {
   if (op.results.size() != 1 || rw.dims(op.results[0]) != rw.dims(current) || !is_f32(rw, op.results)) return false;
-  using ir::OpKind;
-  switch (op.kind) {
-  case OpKind::relu:
-  case OpKind::tanh:
-  case OpKind::sigmoid:
-  case OpKind::silu:
-  case OpKind::gelu: epilogue.post_ops.push_back(PostOp::apply(activation_of(op))); return true;
-  case OpKind::add: return absorb_add(rw, op, current, bias_allowed, epilogue);
-  case OpKind::mul:
-  case OpKind::div: return absorb_scale(rw, op, current, epilogue);
-  case OpKind::clamp: return absorb_clamp(rw, op, current, epilogue);
-  case OpKind::neg:
-  case OpKind::abs:
-  case OpKind::exp:
-  case OpKind::log:
-  case OpKind::sqrt:
-  case OpKind::rsqrt:
-  case OpKind::erf:
-  case OpKind::sin:
-  case OpKind::cos:
-  case OpKind::sub:
-  case OpKind::pow:
-  case OpKind::maximum:
-  case OpKind::minimum:
-  case OpKind::compare:
-  case OpKind::where:
-  case OpKind::cast:
-  case OpKind::reduce_sum:
-  case OpKind::reduce_mean:
-  case OpKind::reduce_max:
-  case OpKind::reduce_min:
-  case OpKind::argmax:
-  case OpKind::softmax:
-  case OpKind::log_softmax:
-  case OpKind::layer_norm:
-  case OpKind::rms_norm:
-  case OpKind::batch_norm:
-  case OpKind::matmul:
-  case OpKind::conv2d:
-  case OpKind::max_pool2d:
-  case OpKind::avg_pool2d:
-  case OpKind::reshape:
-  case OpKind::transpose:
-  case OpKind::broadcast_to:
-  case OpKind::concat:
-  case OpKind::split:
-  case OpKind::slice:
-  case OpKind::squeeze:
-  case OpKind::unsqueeze:
-  case OpKind::gather:
-  case OpKind::pad:
-  case OpKind::constant:
-  case OpKind::constant_external:
-  case OpKind::full:
-  case OpKind::arange:
-  case OpKind::buffer_store:
-  case OpKind::call:
-  case OpKind::custom: return false;
-  }
+  for (const auto& [kind, absorber] : kAbsorbers)
+    if (kind == op.kind) return absorber(rw, op, current, bias_allowed, epilogue);
   return false;
 }
 
@@ -168,7 +126,8 @@ std::string constant_name(const GraphRewriter& rw, ir::ValueId v) {
 dnnl_ops::ConstantWeight constant_weight(const GraphRewriter& rw, ir::ValueId v, const Tensor& tensor) {
   dnnl_ops::ConstantWeight weight{tensor.data<float>(), constant_name(rw, v), rw.weights().forms()};
   const ir::Op* def = rw.producer(v);
-  if (def->kind == ir::OpKind::constant_external) weight.key = rw.weights().key(def->attrs.get_string("name"));
+  if (def->kind == ir::OpKind::constant_external)
+    weight.key = rw.weights().key(ir::params_of<ir::ExternalParams>(*def).name);
   return weight;
 }
 
