@@ -523,3 +523,11 @@ TEST_CASE("KILN_LOG=jit prints each op's walk down both tiers' lists") {
   CHECK(text.find(" kiln.add at ") != std::string::npos);
   CHECK(text.find(": xbyak took it (") != std::string::npos);
 }
+TEST_CASE("an activation repeated after a convolution stays out of its post-ops") {
+  // oneDNN 2.6 would give the second linear the first one's factor (x / 4 instead of x).
+  auto twice_linear = [](Tensor x) { return F::relu(conv_layer(x, "c1", 3, 8, 1) * 0.5) * 2.0; };
+  auto twice_clip = [](Tensor x) { return F::clamp(F::clamp(conv_layer(x, "c1", 3, 8, 1), -1.0, 6.0), 0.0, 4.0); };
+  Tensor x = with_finite_edge_values(Tensor::randn({2, 3, 9, 9}, 53));
+  check_agreement(run_both_tiers(twice_linear, conv_stack_weights(), x), "dnnl.conv2d", 3); // conv, mul, relu
+  check_agreement(run_both_tiers(twice_clip, conv_stack_weights(), x), "dnnl.conv2d", 2);   // conv, clamp
+}

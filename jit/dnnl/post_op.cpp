@@ -22,6 +22,15 @@ const char* activation_name(Activation activation) {
   return "unknown";
 }
 
+std::optional<Activation> repeated_activation(std::span<const PostOp> post_ops) {
+  for (size_t i = 0; i < post_ops.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (post_ops[i].kind == PostOp::Kind::activation && post_ops[j].kind == PostOp::Kind::activation &&
+          post_ops[i].activation == post_ops[j].activation)
+        return post_ops[i].activation;
+  return std::nullopt;
+}
+
 int residual_count(std::span<const PostOp> post_ops) {
   return int(std::count_if(post_ops.begin(), post_ops.end(),
                            [](const PostOp& op) { return op.kind == PostOp::Kind::add_residual; }));

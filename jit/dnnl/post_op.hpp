@@ -26,6 +26,11 @@ struct PostOp {
   static PostOp add_residual() { return {Kind::add_residual, Activation::relu, 1.0f, 0.0f}; }
 };
 
+// An activation that appears twice in the list. oneDNN 2.6's convolutions give every post-op of one
+// eltwise algorithm the first one's alpha and beta (conv, x * 0.5, relu, x * 2 computed x / 4), so
+// an epilogue stops before a repeat.
+std::optional<Activation> repeated_activation(std::span<const PostOp> post_ops);
+
 // How many residual tensors a post-op list binds at execute.
 int residual_count(std::span<const PostOp> post_ops);
 

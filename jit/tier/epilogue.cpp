@@ -136,7 +136,10 @@ Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_
   epilogue.result = start;
   while (auto user = rw.single_user(epilogue.result)) {
     const ir::Op& op = rw.op(*user);
-    if (!rw.is_open(*user) || !absorb(rw, op, epilogue.result, bias_allowed, epilogue)) break;
+    Epilogue longer = epilogue;
+    if (!rw.is_open(*user) || !absorb(rw, op, epilogue.result, bias_allowed, longer)) break;
+    if (dnnl_ops::repeated_activation(longer.post_ops)) break;
+    epilogue = std::move(longer);
     epilogue.ops.push_back(*user);
     epilogue.result = op.results[0];
   }
