@@ -569,6 +569,35 @@ TEST_CASE("clamp is min(max(x, lo), hi): NaN from any operand, hi where lo > hi,
   CHECK_THROWS_AS(run(OpKind::clamp, {}, {x.view(), lod.view(), six.view()}, {y.view()}), Error);
 }
 
+TEST_CASE("hardsigmoid is min(max(x + 3, 0), 6) / 6 with NaN kept, in every float dtype") {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  // torch.nn.functional.hardsigmoid, written out in float as torch computes it.
+  auto want = [](float x) {
+    const float t = x + 3.0f;
+    return std::isnan(t) ? t : std::min(std::max(t, 0.0f), 6.0f) / 6.0f;
+  };
+  const std::vector<float> xs = {-4.0f, -3.0f, -0.0f, 0.0f, 1.0f, -1.5f, 2.9f, 3.0f, 7.0f, kNaNf, inf, -inf, 1e-40f};
+  const int64_t n = int64_t(xs.size());
+  Buffer<float> x = make<float>({n}, xs), y = empty<float>({n});
+  run(OpKind::hardsigmoid, {}, {x.view()}, {y.view()});
+  for (int64_t i = 0; i < n; ++i) {
+    CAPTURE(xs[size_t(i)]);
+    check_close(std::vector<float>{y.values[size_t(i)]}, std::vector<double>{want(xs[size_t(i)])}, 0.0);
+  }
+  CHECK(y.values[0] == 0.0f);
+  CHECK(y.values[1] == 0.0f);
+  CHECK(y.values[3] == 0.5f);
+  CHECK(y.values[7] == 1.0f);
+  // f16 is computed in f32 and rounded back: -1 -> 1/3 (0x3555), 0 -> 0.5, 8 -> 1.
+  Buffer<uint16_t> xh = make<uint16_t>({3}, {0xbc00, 0x0000, 0x4800}, DType::f16),
+                   yh = empty<uint16_t>({3}, DType::f16);
+  run(OpKind::hardsigmoid, {}, {xh.view()}, {yh.view()});
+  CHECK(yh.values == std::vector<uint16_t>{0x3555, 0x3800, 0x3c00});
+  // Integers are refused, as torch refuses them.
+  Buffer<int32_t> xi = make<int32_t>({2}, {-7, 0}), yi = empty<int32_t>({2});
+  CHECK_THROWS_AS(run(OpKind::hardsigmoid, {}, {xi.view()}, {yi.view()}), Error);
+}
+
 namespace {
 
 // Test-side encoding of doubles into any dtype's bytes and back (independent of the kernels).

@@ -161,6 +161,11 @@ double ref_unary(OpKind kind, double x, const RegionNode& n) {
     if (uses_tanh(n)) return x * ref_sigmoid(2.0 * std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x));
     return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
   case OpKind::pow: return std::pow(x, double(n.scalar));
+  case OpKind::hardsigmoid: {
+    // torch's steps in float: every one is correctly rounded, so the kernel must match exactly.
+    const float t = float(x) + 3.0f;
+    return (std::isnan(t) ? t : std::min(std::max(t, 0.0f), 6.0f)) / 6.0f;
+  }
   default: FAIL("no reference for op " << int(kind)); return 0;
   }
 }
@@ -303,6 +308,7 @@ bool is_exact_op(OpKind kind) {
   case OpKind::where:
   case OpKind::cast:
   case OpKind::clamp:
+  case OpKind::hardsigmoid:
   case OpKind::constant: return true;
   default: return false;
   }
@@ -353,8 +359,9 @@ Region unary_region(const RegionNode& op) {
 
 std::vector<RegionNode> unary_ops() {
   std::vector<RegionNode> ops;
-  for (OpKind k : {OpKind::neg, OpKind::abs, OpKind::exp, OpKind::log, OpKind::sqrt, OpKind::rsqrt, OpKind::tanh,
-                   OpKind::sigmoid, OpKind::relu, OpKind::silu, OpKind::erf, OpKind::sin, OpKind::cos})
+  for (OpKind k :
+       {OpKind::neg, OpKind::abs, OpKind::exp, OpKind::log, OpKind::sqrt, OpKind::rsqrt, OpKind::tanh, OpKind::sigmoid,
+        OpKind::relu, OpKind::silu, OpKind::erf, OpKind::sin, OpKind::cos, OpKind::hardsigmoid})
     ops.push_back(node(k, {input(0)}));
   ops.push_back(gelu(input(0), "none"));
   ops.push_back(gelu(input(0), "tanh"));

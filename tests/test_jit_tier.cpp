@@ -306,6 +306,23 @@ TEST_CASE("a NaN reaching a clamp fused into a convolution becomes the lower bou
   }
 }
 
+TEST_CASE("hardsigmoid fuses into an elementwise kernel and into a convolution as post-ops") {
+  auto gate = [](Tensor x) { return F::hardsigmoid(x * 2.0) * x; };
+  for (int64_t cols : {int64_t(1), int64_t(17), int64_t(1023)}) {
+    CAPTURE(cols);
+    check_agreement(run_both_tiers(gate, {}, with_edge_values(Tensor::rand({7, cols}, 51, -4.0f, 4.0f))), "xbyak",
+                    3); // mul, hardsigmoid, mul
+  }
+  auto conv_gate = [](Tensor x) { return F::hardsigmoid(conv_layer(x, "c1", 3, 8, 1)); };
+  Tensor x = with_finite_edge_values(Tensor::randn({2, 3, 9, 9}, 52));
+  check_agreement(run_both_tiers(conv_gate, conv_stack_weights(), x), "dnnl.conv2d", 2); // conv, hardsigmoid
+  // The post-ops clip (x + 3) to [0, 6], so a NaN becomes 0 there, as with clamp (README).
+  x.data<float>()[12] = std::nanf("");
+  const TierComparison both = run_both_tiers(conv_gate, conv_stack_weights(), x);
+  CHECK(std::isnan(both.interp.data<float>()[12]));
+  CHECK(both.jit.data<float>()[12] == 0.0f);
+}
+
 TEST_CASE("attention reads the transposed keys as a transposed B without running the transpose") {
   auto attention = [](Tensor q, Tensor k, Tensor v) {
     return F::matmul(F::softmax(F::matmul(q, F::transpose(k, -1, -2)) * 0.35, -1), v);

@@ -172,6 +172,7 @@ void add_elementwise_ops(FunctionBuilder& b, ValueId x, ValueId y) {
   b.op(OpKind::where, {less, x, y});
   b.op(OpKind::cast, {x}, {{"dtype", Attr::of_dtype(DType::bf16)}});
   b.op(OpKind::clamp, {x, y, x});
+  b.op(OpKind::hardsigmoid, {x});
 }
 
 void add_reduction_ops(FunctionBuilder& b, ValueId x) {

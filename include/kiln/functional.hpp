@@ -20,7 +20,7 @@ using Loc = std::source_location;
 // them from the same list.
 // clang-format off
 #define KILN_UNARY_FUNCTIONS(X) \
-  X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(silu) X(erf) X(sin) X(cos)
+  X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(silu) X(erf) X(sin) X(cos) X(hardsigmoid)
 // clang-format on
 #define KILN_UNARY(name) Tensor name(const Tensor& x, Loc loc = Loc::current());
 KILN_UNARY_FUNCTIONS(KILN_UNARY)

@@ -139,6 +139,16 @@ void relu(const KernelArgs& args) {
   // `x < 0` is false for NaN, so NaN passes through like torch.relu.
   unary<ArithmeticDTypes>(args, [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
 }
+void hardsigmoid(const KernelArgs& args) {
+  // torch's order of operations; comparisons written so that NaN falls through to the result.
+  unary<FloatDTypes>(args, [](auto x) {
+    using T = decltype(x);
+    T t = x + T(3);
+    t = t < T(0) ? T(0) : t;
+    t = t > T(6) ? T(6) : t;
+    return t / T(6);
+  });
+}
 void exp(const KernelArgs& args) {
   unary_math<FloatDTypes>(args, vector_math::MapF32::exp, [](auto x) { return exp_of(x); });
 }

@@ -49,6 +49,16 @@ template <class Vmm> void emit_relu(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.vxorps(o.dst, o.dst, o.dst);
   a.vmaxps(o.dst, o.dst, o.args[0]);
 }
+// min(max(x + 3, 0), 6) / 6, each of max and min with the running value second so that NaN stays.
+template <class Vmm> void emit_hardsigmoid(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  const Vmm& t = o.temps[0];
+  a.vaddps(t, o.args[0], a.f32(3.0f));
+  a.vxorps(o.dst, o.dst, o.dst);
+  a.vmaxps(o.dst, o.dst, t);
+  a.vmovups(t, a.f32(6.0f));
+  a.vminps(o.dst, t, o.dst);
+  a.vdivps(o.dst, o.dst, a.f32(6.0f));
+}
 template <class Vmm> void emit_sqrt(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vsqrtps(o.dst, o.args[0]); }
 // sqrt then divide (two correctly rounded steps) rather than vrsqrt's 12-14 bit estimate.
 template <class Vmm> void emit_rsqrt(Asm<Vmm>& a, const Ops<Vmm>& o) {
@@ -114,6 +124,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::neg: return simple<Vmm>(emit_neg<Vmm>);
   case OpKind::abs: return simple<Vmm>(emit_abs<Vmm>);
   case OpKind::relu: return simple<Vmm>(emit_relu<Vmm>);
+  case OpKind::hardsigmoid: return simple<Vmm>(emit_hardsigmoid<Vmm>, 1);
   case OpKind::sqrt: return simple<Vmm>(emit_sqrt<Vmm>);
   case OpKind::rsqrt: return simple<Vmm>(emit_rsqrt<Vmm>, 1);
   case OpKind::compare: return simple<Vmm>(emit_compare<Vmm>, 0, 1);

@@ -79,6 +79,14 @@ bool absorb_clamp(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current
   return true;
 }
 
+// hardsigmoid as x / 6 + 1/2 clipped to [0, 1]: within an ulp of torch's (x + 3) / 6, in two post-ops
+// (a third linear would repeat one, repeated_activation).
+bool absorb_hardsigmoid(const GraphRewriter&, const ir::Op&, ir::ValueId, bool, Epilogue& epilogue) {
+  epilogue.post_ops.push_back(PostOp::linear(1.0f / 6.0f, 0.5f));
+  epilogue.post_ops.push_back(PostOp::clip(0.0f, 1.0f));
+  return true;
+}
+
 using Absorber = bool (*)(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool bias_allowed,
                           Epilogue& epilogue);
 
@@ -88,7 +96,7 @@ const std::pair<ir::OpKind, Absorber> kAbsorbers[] = {
     {ir::OpKind::sigmoid, absorb_activation}, {ir::OpKind::silu, absorb_activation},
     {ir::OpKind::gelu, absorb_activation},    {ir::OpKind::add, absorb_add},
     {ir::OpKind::mul, absorb_scale},          {ir::OpKind::div, absorb_scale},
-    {ir::OpKind::clamp, absorb_clamp},
+    {ir::OpKind::clamp, absorb_clamp},        {ir::OpKind::hardsigmoid, absorb_hardsigmoid},
 };
 
 // Folds one more op into the epilogue; false when it does not fit.
