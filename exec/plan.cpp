@@ -231,6 +231,7 @@ void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps, runtime::Weig
       view_templates_.push_back(View{nullptr, values_.at(v).dtype, values_[v].dims});
       view_values_.push_back(v);
     }
+    if (step.kind == StepKind::runner) step.scratch_bytes = step.runner->scratch_bytes();
     if (step.kind == StepKind::kernel)
       step.scratch_bytes = step_implementations().scratch_bytes(
           *step.op, std::span(view_templates_).subspan(step.first_view, step.num_inputs),

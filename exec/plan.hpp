@@ -71,7 +71,7 @@ struct PlanStep {
   uint32_t first_view = 0; // the step's inputs, then its outputs, in view_templates()
   uint32_t num_inputs = 0;
   uint32_t num_outputs = 0;
-  size_t scratch_bytes = 0; // StepKind::kernel: working memory, in the arena at scratch_offset
+  size_t scratch_bytes = 0; // kernel and runner steps: working memory, in the arena at scratch_offset
   size_t scratch_offset = 0;
 };
 

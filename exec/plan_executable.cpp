@@ -115,18 +115,15 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
   if (hooks && (hooks->before || hooks->after)) hook_inputs = wrap_views(plan_, inputs, values.first(step.num_inputs));
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
 
+  const std::span scratch(static_cast<std::byte*>(state.arena.get()) + step.scratch_offset, step.scratch_bytes);
   switch (step.kind) {
-  case StepKind::kernel: {
-    auto* scratch = static_cast<std::byte*>(state.arena.get()) + step.scratch_offset;
-    step.kernel(KernelArgs{*step.op, inputs, outputs, std::span(scratch, step.scratch_bytes)});
-    break;
-  }
+  case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs, scratch}); break;
   case StepKind::buffer_store: {
     const size_t bytes = plan_.values()[values[0]].bytes;
     if (bytes) std::memmove(inputs[0].data, inputs[1].data, bytes);
     break;
   }
-  case StepKind::runner: step.runner->run(inputs, outputs); break;
+  case StepKind::runner: step.runner->run(inputs, outputs, scratch); break;
   case StepKind::bind:
   case StepKind::alias: break;
   }

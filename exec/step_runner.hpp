@@ -13,8 +13,13 @@ namespace kiln::exec {
 class StepRunner {
 public:
   virtual ~StepRunner() = default;
-  // Called from many threads at once; inputs and outputs as for kernels.
-  virtual void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const = 0;
+  // Called from many threads at once; inputs and outputs as for kernels, scratch the
+  // scratch_bytes() of working memory from the calling plan's arena.
+  virtual void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
+                   std::span<std::byte> scratch) const = 0;
+  // Working memory a call needs besides its inputs and outputs (oneDNN scratchpads, activations in
+  // a primitive's own layout), so that the plan's arena holds the call's whole peak.
+  virtual size_t scratch_bytes() const { return 0; }
 };
 
 // A step a tier built from one or more ops of the graph: its runner reads `operands` and writes

@@ -53,8 +53,11 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
     views.push_back(View{outputs.back().raw_data(), type.dtype, dims.back()});
   }
   std::span<const View> all(views);
-  if (runner) runner->run(all.first(inputs.size()), all.subspan(inputs.size()));
-  if (runner) return outputs;
+  if (runner) {
+    std::vector<std::byte> scratch(runner->scratch_bytes());
+    runner->run(all.first(inputs.size()), all.subspan(inputs.size()), scratch);
+    return outputs;
+  }
   const std::span<const View> in = all.first(inputs.size()), out = all.subspan(inputs.size());
   std::vector<std::byte> scratch(kernel_scratch_bytes(op, in, out));
   kernel(KernelArgs{op, in, out, scratch});

@@ -53,7 +53,7 @@ public:
                                           ir::type_to_string(result_types[i]));
   }
 
-  void run(std::span<const View> inputs, std::span<const View> outputs) const override {
+  void run(std::span<const View> inputs, std::span<const View> outputs, std::span<std::byte>) const override {
     CTensors in(inputs), out(outputs);
     char message[512];
     message[0] = '\0';

@@ -38,7 +38,7 @@ class PackedMatmul final : public exec::StepRunner {
 public:
   PackedMatmul(std::shared_ptr<const PackedB> b, int64_t k, int64_t n) : b_(std::move(b)), k_(k), n_(n) {}
 
-  void run(std::span<const View> inputs, std::span<const View> outputs) const override {
+  void run(std::span<const View> inputs, std::span<const View> outputs, std::span<std::byte>) const override {
     const int64_t rows = inputs[0].numel() / k_;
     if (rows == 0 || n_ == 0) return;
     run_split(PackedGemmF32{.a = inputs[0].as<const float>(),

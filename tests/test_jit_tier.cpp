@@ -245,8 +245,10 @@ TEST_CASE("consecutive convolutions hand each other blocked activations and matc
     REQUIRE(stats.size() == 1);
     CHECK(stats[0].tier == "jit");
     CHECK(stats[0].ops_per_lowering.at("dnnl.conv2d") == 6); // three convolutions, two relus, the add
-    // Chained, the first two results never reach the arena (the first alone is 8*17*17 floats per image).
-    CHECK(stats[0].arena_bytes < size_t(batch * 8 * 17 * 17 * 4));
+    // Chained, the first two results live in the step's scratch, in the convolutions' layout; the
+    // arena holds that scratch too (the first result alone is 8*17*17 floats per image), so
+    // arena_bytes is the call's peak.
+    CHECK(stats[0].arena_bytes >= size_t(batch * 8 * 17 * 17 * 4));
   }
 }
 

@@ -152,18 +152,28 @@ Conv2dPrimitive::~Conv2dPrimitive() = default;
 Conv2dPrimitive::Conv2dPrimitive(Conv2dPrimitive&&) noexcept = default;
 Conv2dPrimitive& Conv2dPrimitive::operator=(Conv2dPrimitive&&) noexcept = default;
 
-void Conv2dPrimitive::execute(const Conv2dArgs& args) const {
+// The scratchpad, then the input and output in the primitive's layout when they are reordered.
+size_t Conv2dPrimitive::scratch_bytes() const {
   const Impl& impl = *impl_;
+  size_t bytes = scratchpad_bytes(impl.pd);
+  if (impl.input_to_blocked) bytes += scratch_piece(impl.input_desc.get_size());
+  if (impl.out_to_plain) bytes += scratch_piece(impl.out_desc.get_size());
+  return bytes;
+}
+
+void Conv2dPrimitive::execute(const Conv2dArgs& args, std::span<std::byte> scratch) const {
+  const Impl& impl = *impl_;
+  Scratch pieces(scratch, scratch_bytes());
   require_buffer(args.input, "Conv2dPrimitive::execute", "the input");
   require_buffer(args.out, "Conv2dPrimitive::execute", "the result");
   const void* input = args.input;
   if (impl.input_to_blocked && !args.input_in_own_layout) {
-    void* blocked = thread_buffer(ThreadBuffer::input, impl.input_desc.get_size());
+    void* blocked = pieces.take(impl.input_desc.get_size());
     reorder(*impl.input_to_blocked, bind(impl.plain_input, args.input), bind(impl.input_desc, blocked));
     input = blocked;
   }
   const bool reorder_out = impl.out_to_plain && !args.output_in_own_layout;
-  void* out = reorder_out ? thread_buffer(ThreadBuffer::output, impl.out_desc.get_size()) : args.out;
+  void* out = reorder_out ? pieces.take(impl.out_desc.get_size()) : args.out;
   ArgMap bound;
   bound[DNNL_ARG_SRC] = bind(impl.input_desc, input);
   if (impl.constant_weight) {
@@ -178,7 +188,7 @@ void Conv2dPrimitive::execute(const Conv2dArgs& args) const {
   }
   bound[DNNL_ARG_DST] = bind(impl.out_desc, out);
   bind_residuals(impl.params.post_ops, impl.out_dims, args.residuals, bound);
-  run(impl.primitive, impl.pd, bound);
+  run(impl.primitive, impl.pd, bound, pieces);
   if (reorder_out) reorder(*impl.out_to_plain, bind(impl.out_desc, out), bind(impl.plain_out, args.out));
 }
 

@@ -57,7 +57,9 @@ public:
   Conv2dPrimitive(Conv2dPrimitive&&) noexcept;
   Conv2dPrimitive& operator=(Conv2dPrimitive&&) noexcept;
 
-  void execute(const Conv2dArgs& args) const;
+  // scratch: scratch_bytes() of working memory (scratch.hpp); empty, execute allocates it.
+  void execute(const Conv2dArgs& args, std::span<std::byte> scratch = {}) const;
+  size_t scratch_bytes() const;
 
   const std::vector<int64_t>& output_dims() const;
   // Whether this convolution reads the layout `previous` writes (so no reorder is needed between them).

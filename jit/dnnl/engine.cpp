@@ -11,7 +11,6 @@ namespace {
 
 // oneDNN keeps at most this many post-ops per primitive (post_ops_t::post_ops_limit in 2.6).
 constexpr size_t kMaxPostOps = 32;
-constexpr std::align_val_t kScratchpadAlignment{64};
 
 dnnl::algorithm eltwise_algorithm(Activation activation) {
   using dnnl::algorithm;
@@ -32,25 +31,6 @@ dnnl::algorithm eltwise_algorithm(Activation activation) {
   }
   throw Error(ErrorKind::internal, "jit::dnnl_ops: unknown activation");
 }
-
-// A growing, 64-byte aligned buffer owned by one thread.
-class ScratchpadBuffer {
-public:
-  void* reserve(size_t bytes) {
-    if (bytes > capacity_) {
-      data_.reset(static_cast<std::byte*>(::operator new(bytes, kScratchpadAlignment)));
-      capacity_ = bytes;
-    }
-    return data_.get();
-  }
-
-private:
-  struct AlignedDelete {
-    void operator()(std::byte* p) const { ::operator delete(p, kScratchpadAlignment); }
-  };
-  std::unique_ptr<std::byte, AlignedDelete> data_;
-  size_t capacity_ = 0;
-};
 
 } // namespace
 
@@ -121,16 +101,12 @@ void require_buffer(const void* pointer, const char* place, const char* buffer) 
   if (pointer == nullptr) throw Error(ErrorKind::internal, std::string(place) + ": no buffer for " + buffer);
 }
 
-void* thread_buffer(ThreadBuffer slot, size_t bytes) {
-  thread_local std::array<ScratchpadBuffer, size_t(ThreadBuffer::count)> buffers;
-  return buffers.at(size_t(slot)).reserve(bytes);
-}
+size_t scratchpad_bytes(const dnnl::primitive_desc& pd) { return scratch_piece(pd.scratchpad_desc().get_size()); }
 
-void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args) {
+void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args, Scratch& scratch) {
   dnnl::memory::desc scratchpad_desc = pd.scratchpad_desc();
-  if (size_t bytes = scratchpad_desc.get_size(); bytes > 0) {
-    args[DNNL_ARG_SCRATCHPAD] = bind(scratchpad_desc, thread_buffer(ThreadBuffer::scratchpad, bytes));
-  }
+  if (size_t bytes = scratchpad_desc.get_size(); bytes > 0)
+    args[DNNL_ARG_SCRATCHPAD] = bind(scratchpad_desc, scratch.take(bytes));
   dnnl::stream& stream = thread_stream();
   try {
     prim.execute(stream, args);

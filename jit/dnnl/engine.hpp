@@ -1,5 +1,6 @@
 #pragma once
 #include "jit/dnnl/post_op.hpp"
+#include "jit/dnnl/scratch.hpp"
 #include <cstdint>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
@@ -36,17 +37,12 @@ std::optional<std::string> refuse_post_ops(std::span<const PostOp> post_ops);
 // Throws kiln::Error(internal) naming place and buffer when pointer is null.
 void require_buffer(const void* pointer, const char* place, const char* buffer);
 
-// Runs prim on the calling thread's stream with a thread-local scratchpad of the size pd asks
-// for, and waits for it.
-void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args);
+// The scratch a primitive's scratchpad takes (scratch.hpp).
+size_t scratchpad_bytes(const dnnl::primitive_desc& pd);
+// Runs prim on the calling thread's stream with its scratchpad taken from scratch, and waits.
+void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args, Scratch& scratch);
 // Executes a reorder on this thread's stream and waits.
 void reorder(const dnnl::reorder& prim, dnnl::memory from, dnnl::memory to);
-
-// Growing, 64-byte aligned buffers owned by the calling thread, one per slot: a primitive's
-// scratchpad, and activations kept in its preferred (blocked) layout for the length of one call
-// (input and output of one primitive; chain_even and chain_odd between convolutions of a chain).
-enum class ThreadBuffer { scratchpad, input, output, chain_even, chain_odd, count };
-void* thread_buffer(ThreadBuffer slot, size_t bytes);
 
 // Builds a primitive descriptor with allow_empty and says why oneDNN will not take it, or nullopt.
 template <class MakePd> std::optional<std::string> refuse_unimplemented(const char* what, MakePd make_pd) {

@@ -64,7 +64,10 @@ LayerNormPrimitive::~LayerNormPrimitive() = default;
 LayerNormPrimitive::LayerNormPrimitive(LayerNormPrimitive&&) noexcept = default;
 LayerNormPrimitive& LayerNormPrimitive::operator=(LayerNormPrimitive&&) noexcept = default;
 
-void LayerNormPrimitive::execute(const float* in, const float* weight, const float* bias, float* out) const {
+size_t LayerNormPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+
+void LayerNormPrimitive::execute(const float* in, const float* weight, const float* bias, float* out,
+                                 std::span<std::byte> scratch) const {
   const Impl& impl = *impl_;
   require_buffer(in, "LayerNormPrimitive::execute", "the input");
   require_buffer(out, "LayerNormPrimitive::execute", "the result");
@@ -77,7 +80,8 @@ void LayerNormPrimitive::execute(const float* in, const float* weight, const flo
     require_buffer(bias, "LayerNormPrimitive::execute", "the bias");
     bound[DNNL_ARG_SHIFT] = bind(impl.affine_desc, bias);
   }
-  run(impl.primitive, impl.pd, bound);
+  Scratch pieces(scratch, scratch_bytes());
+  run(impl.primitive, impl.pd, bound, pieces);
 }
 
 std::string LayerNormPrimitive::implementation() const { return impl_->pd.impl_info_str(); }

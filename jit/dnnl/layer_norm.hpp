@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,10 @@ public:
   LayerNormPrimitive& operator=(LayerNormPrimitive&&) noexcept;
 
   // in and out have params.dims; weight and bias are read only when the params have them.
-  void execute(const float* in, const float* weight, const float* bias, float* out) const;
+  // scratch: scratch_bytes() of working memory (scratch.hpp); empty, execute allocates it.
+  void execute(const float* in, const float* weight, const float* bias, float* out,
+               std::span<std::byte> scratch = {}) const;
+  size_t scratch_bytes() const;
   std::string implementation() const;
 
 private:

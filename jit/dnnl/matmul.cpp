@@ -129,7 +129,9 @@ MatmulPrimitive::~MatmulPrimitive() = default;
 MatmulPrimitive::MatmulPrimitive(MatmulPrimitive&&) noexcept = default;
 MatmulPrimitive& MatmulPrimitive::operator=(MatmulPrimitive&&) noexcept = default;
 
-void MatmulPrimitive::execute(const MatmulArgs& args) const {
+size_t MatmulPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+
+void MatmulPrimitive::execute(const MatmulArgs& args, std::span<std::byte> scratch) const {
   const Impl& impl = *impl_;
   require_buffer(args.a, "MatmulPrimitive::execute", "A");
   require_buffer(args.out, "MatmulPrimitive::execute", "the result");
@@ -147,7 +149,8 @@ void MatmulPrimitive::execute(const MatmulArgs& args) const {
   }
   bound[DNNL_ARG_DST] = bind(impl.out_desc, args.out);
   bind_residuals(impl.params.post_ops, impl.layout.out, args.residuals, bound);
-  run(impl.primitive, impl.pd, bound);
+  Scratch pieces(scratch, scratch_bytes());
+  run(impl.primitive, impl.pd, bound, pieces);
 }
 
 const std::vector<int64_t>& MatmulPrimitive::output_dims() const { return impl_->layout.out; }

@@ -47,7 +47,9 @@ public:
   MatmulPrimitive(MatmulPrimitive&&) noexcept;
   MatmulPrimitive& operator=(MatmulPrimitive&&) noexcept;
 
-  void execute(const MatmulArgs& args) const;
+  // scratch: scratch_bytes() of working memory (scratch.hpp); empty, execute allocates it.
+  void execute(const MatmulArgs& args, std::span<std::byte> scratch = {}) const;
+  size_t scratch_bytes() const;
 
   const std::vector<int64_t>& output_dims() const;
   // Where a constant B is read from (the caller's buffer or a packing); null when B is bound at execute.

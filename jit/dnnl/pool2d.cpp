@@ -79,11 +79,14 @@ Pool2dPrimitive::~Pool2dPrimitive() = default;
 Pool2dPrimitive::Pool2dPrimitive(Pool2dPrimitive&&) noexcept = default;
 Pool2dPrimitive& Pool2dPrimitive::operator=(Pool2dPrimitive&&) noexcept = default;
 
-void Pool2dPrimitive::execute(const float* in, float* out) const {
+size_t Pool2dPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+
+void Pool2dPrimitive::execute(const float* in, float* out, std::span<std::byte> scratch) const {
   require_buffer(in, "Pool2dPrimitive::execute", "the input");
   require_buffer(out, "Pool2dPrimitive::execute", "the result");
   ArgMap bound{{DNNL_ARG_SRC, bind(impl_->in_desc, in)}, {DNNL_ARG_DST, bind(impl_->out_desc, out)}};
-  run(impl_->primitive, impl_->pd, bound);
+  Scratch pieces(scratch, scratch_bytes());
+  run(impl_->primitive, impl_->pd, bound, pieces);
 }
 
 const std::vector<int64_t>& Pool2dPrimitive::output_dims() const { return impl_->out_dims; }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,9 @@ public:
   Pool2dPrimitive(Pool2dPrimitive&&) noexcept;
   Pool2dPrimitive& operator=(Pool2dPrimitive&&) noexcept;
 
-  void execute(const float* in, float* out) const;
+  // scratch: scratch_bytes() of working memory (scratch.hpp); empty, execute allocates it.
+  void execute(const float* in, float* out, std::span<std::byte> scratch = {}) const;
+  size_t scratch_bytes() const;
   const std::vector<int64_t>& output_dims() const;
   std::string implementation() const;
 

@@ -91,11 +91,14 @@ ReductionPrimitive::~ReductionPrimitive() = default;
 ReductionPrimitive::ReductionPrimitive(ReductionPrimitive&&) noexcept = default;
 ReductionPrimitive& ReductionPrimitive::operator=(ReductionPrimitive&&) noexcept = default;
 
-void ReductionPrimitive::execute(const float* in, float* out) const {
+size_t ReductionPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+
+void ReductionPrimitive::execute(const float* in, float* out, std::span<std::byte> scratch) const {
   require_buffer(in, "ReductionPrimitive::execute", "the input");
   require_buffer(out, "ReductionPrimitive::execute", "the result");
   ArgMap bound{{DNNL_ARG_SRC, bind(impl_->in_desc, in)}, {DNNL_ARG_DST, bind(impl_->out_desc, out)}};
-  run(impl_->primitive, impl_->pd, bound);
+  Scratch pieces(scratch, scratch_bytes());
+  run(impl_->primitive, impl_->pd, bound, pieces);
 }
 
 const std::vector<int64_t>& ReductionPrimitive::output_dims() const { return impl_->out_dims; }

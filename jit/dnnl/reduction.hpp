@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,9 @@ public:
   ReductionPrimitive(ReductionPrimitive&&) noexcept;
   ReductionPrimitive& operator=(ReductionPrimitive&&) noexcept;
 
-  void execute(const float* in, float* out) const;
+  // scratch: scratch_bytes() of working memory (scratch.hpp); empty, execute allocates it.
+  void execute(const float* in, float* out, std::span<std::byte> scratch = {}) const;
+  size_t scratch_bytes() const;
   const std::vector<int64_t>& output_dims() const;
   std::string implementation() const;
 

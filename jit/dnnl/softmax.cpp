@@ -44,11 +44,14 @@ SoftmaxPrimitive::~SoftmaxPrimitive() = default;
 SoftmaxPrimitive::SoftmaxPrimitive(SoftmaxPrimitive&&) noexcept = default;
 SoftmaxPrimitive& SoftmaxPrimitive::operator=(SoftmaxPrimitive&&) noexcept = default;
 
-void SoftmaxPrimitive::execute(const float* in, float* out) const {
+size_t SoftmaxPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+
+void SoftmaxPrimitive::execute(const float* in, float* out, std::span<std::byte> scratch) const {
   require_buffer(in, "SoftmaxPrimitive::execute", "the input");
   require_buffer(out, "SoftmaxPrimitive::execute", "the result");
   ArgMap bound{{DNNL_ARG_SRC, bind(impl_->data_desc, in)}, {DNNL_ARG_DST, bind(impl_->data_desc, out)}};
-  run(impl_->primitive, impl_->pd, bound);
+  Scratch pieces(scratch, scratch_bytes());
+  run(impl_->primitive, impl_->pd, bound, pieces);
 }
 
 std::string SoftmaxPrimitive::implementation() const { return impl_->pd.impl_info_str(); }

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,9 @@ public:
   SoftmaxPrimitive& operator=(SoftmaxPrimitive&&) noexcept;
 
   // in and out have params.dims; they may be the same buffer.
-  void execute(const float* in, float* out) const;
+  // scratch: scratch_bytes() of working memory (scratch.hpp); empty, execute allocates it.
+  void execute(const float* in, float* out, std::span<std::byte> scratch = {}) const;
+  size_t scratch_bytes() const;
   std::string implementation() const;
 
 private:

@@ -14,7 +14,8 @@ public:
   ElementwiseRunner(std::shared_ptr<const ElementwiseKernel> kernel, int64_t rows, int64_t cols)
       : kernel_(std::move(kernel)), rows_(rows), cols_(cols) {}
 
-  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
+           std::span<std::byte>) const override {
     std::vector<const void*> input_data;
     for (const exec::View& view : inputs)
       input_data.push_back(view.data);

@@ -12,7 +12,8 @@ public:
       : primitive_(std::move(primitive)), constant_b_(std::move(constant_b)), has_bias_(has_bias),
         residuals_(residuals) {}
 
-  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
+           std::span<std::byte> scratch) const override {
     dnnl_ops::MatmulArgs args;
     size_t next = 0;
     args.a = inputs[next++].as<const float>();
@@ -21,8 +22,9 @@ public:
     ResidualPointers residuals(inputs.subspan(next), residuals_);
     args.residuals = residuals.span();
     args.out = outputs[0].as<float>();
-    primitive_.execute(args);
+    primitive_.execute(args, scratch);
   }
+  size_t scratch_bytes() const override { return primitive_.scratch_bytes(); }
 
 private:
   dnnl_ops::MatmulPrimitive primitive_;

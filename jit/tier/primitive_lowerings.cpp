@@ -12,9 +12,11 @@ namespace {
 template <class Primitive> class UnaryPrimitiveRunner final : public exec::StepRunner {
 public:
   explicit UnaryPrimitiveRunner(Primitive primitive) : primitive_(std::move(primitive)) {}
-  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
-    primitive_.execute(inputs[0].as<const float>(), outputs[0].as<float>());
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
+           std::span<std::byte> scratch) const override {
+    primitive_.execute(inputs[0].as<const float>(), outputs[0].as<float>(), scratch);
   }
+  size_t scratch_bytes() const override { return primitive_.scratch_bytes(); }
 
 private:
   Primitive primitive_;
@@ -24,11 +26,13 @@ class LayerNormRunner final : public exec::StepRunner {
 public:
   LayerNormRunner(dnnl_ops::LayerNormPrimitive primitive, bool has_weight, bool has_bias)
       : primitive_(std::move(primitive)), has_weight_(has_weight), has_bias_(has_bias) {}
-  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const override {
+  void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
+           std::span<std::byte> scratch) const override {
     const float* weight = has_weight_ ? inputs[1].as<const float>() : nullptr;
     const float* bias = has_bias_ ? inputs[2].as<const float>() : nullptr;
-    primitive_.execute(inputs[0].as<const float>(), weight, bias, outputs[0].as<float>());
+    primitive_.execute(inputs[0].as<const float>(), weight, bias, outputs[0].as<float>(), scratch);
   }
+  size_t scratch_bytes() const override { return primitive_.scratch_bytes(); }
 
 private:
   dnnl_ops::LayerNormPrimitive primitive_;
