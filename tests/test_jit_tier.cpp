@@ -252,6 +252,59 @@ TEST_CASE("consecutive convolutions hand each other blocked activations and matc
   }
 }
 
+namespace {
+
+// A batch_norm over `channels` with torchvision's parameter names and statistics that are not the
+// identity, so that folding them into the convolution changes its weight and bias.
+Tensor batch_norm_layer(const Tensor& x, const std::string& name, int64_t channels) {
+  const TensorLayout per_channel(DType::f32, {channels});
+  return F::batch_norm(x, F::constant_external(name + ".running_mean", per_channel),
+                       F::constant_external(name + ".running_var", per_channel),
+                       F::constant_external(name + ".weight", per_channel),
+                       F::constant_external(name + ".bias", per_channel));
+}
+
+void add_batch_norm_weights(std::map<std::string, Tensor>& weights, const std::string& name, int64_t channels,
+                            uint64_t seed) {
+  weights[name + ".running_mean"] = Tensor::rand({channels}, seed, -0.5f, 0.5f);
+  weights[name + ".running_var"] = Tensor::rand({channels}, seed + 1, 0.25f, 2.0f);
+  weights[name + ".weight"] = Tensor::rand({channels}, seed + 2, 0.5f, 1.5f);
+  weights[name + ".bias"] = Tensor::rand({channels}, seed + 3, -0.5f, 0.5f);
+}
+
+} // namespace
+
+TEST_CASE("a batch_norm after a convolution folds into its weight and bias, residual blocks included") {
+  // resnet's basic block: conv (no bias) bn relu, conv (with bias here) bn, + x, relu.
+  auto block = [](Tensor x) {
+    Tensor w1 = F::constant_external("c1.weight", TensorLayout(DType::f32, {8, 8, 3, 3}));
+    Tensor h = F::relu(batch_norm_layer(F::conv2d(x, w1, Tensor(), {.padding = {1, 1}}), "bn1", 8));
+    h = batch_norm_layer(conv_layer(h, "c2", 8, 8, 1), "bn2", 8);
+    return F::relu(h + x);
+  };
+  std::map<std::string, Tensor> weights{{"c1.weight", conv_weight({8, 8, 3, 3}, 110)},
+                                        {"c2.weight", conv_weight({8, 8, 3, 3}, 111)},
+                                        {"c2.bias", Tensor::randn({8}, 112)}};
+  add_batch_norm_weights(weights, "bn1", 8, 120);
+  add_batch_norm_weights(weights, "bn2", 8, 130);
+  for (int64_t batch : {int64_t(1), int64_t(2 * exec::num_threads())}) {
+    CAPTURE(batch);
+    const Tensor x = with_finite_edge_values(Tensor::randn({batch, 8, 11, 11}, 113));
+    // conv, bn, relu, conv, bn, add, relu: the batch_norms are in the convolutions, no op is left.
+    check_agreement(run_both_tiers(block, weights, x), "dnnl.conv2d", 7);
+  }
+  // A batch_norm whose statistics are computed in the graph is not folded.
+  auto computed = [](Tensor x, Tensor mean) {
+    Tensor w1 = F::constant_external("c1.weight", TensorLayout(DType::f32, {8, 8, 3, 3}));
+    Tensor ones = F::constant_external("bn1.running_var", TensorLayout(DType::f32, {8}));
+    return F::batch_norm(F::conv2d(x, w1, Tensor(), {.padding = {1, 1}}), mean * 2.0, ones, Tensor(), Tensor());
+  };
+  const Tensor x = Tensor::randn({1, 8, 5, 5}, 114), mean = Tensor::randn({8}, 115);
+  const TierComparison both = run_both_tiers(computed, weights, x, mean);
+  CHECK(both.ops_per_lowering.at("dnnl.conv2d") == 1);
+  CHECK(count_mismatches(both.interp, both.jit) == 0);
+}
+
 TEST_CASE("a convolution result read twice is not chained and both readers see it in NCHW") {
   auto branches = [](Tensor x) {
     Tensor h = F::relu(conv_layer(x, "c1", 3, 8, 1));

@@ -1,6 +1,7 @@
 #include "exec/threads.hpp"
 #include "jit/dnnl/conv2d.hpp"
 #include "jit/dnnl/engine.hpp"
+#include "jit/tier/batch_norm_folding.hpp"
 #include "jit/tier/epilogue.hpp"
 #include "jit/tier/lowerings.hpp"
 #include <algorithm>
@@ -18,6 +19,7 @@ struct ConvStage {
   std::shared_ptr<const dnnl_ops::Conv2dPrimitive> primitive;
   Tensor weight; // the primitive may read a constant weight in place
   bool has_bias = false;
+  std::shared_ptr<const FoldedConvWeights> folded; // a batch_norm folded in: its weight and bias
   Epilogue epilogue;
   int64_t out_slice_floats = 0; // the result of one batch slice (the whole batch when unsliced)
 };
@@ -76,7 +78,8 @@ private:
       dnnl_ops::Conv2dArgs args;
       args.input = input;
       args.input_in_own_layout = i > 0;
-      if (stage.has_bias) args.bias = inputs[next++].as<const float>();
+      if (stage.has_bias)
+        args.bias = stage.folded ? stage.folded->bias.data<float>() : inputs[next++].as<const float>();
       const auto residual_count = int(stage.epilogue.residuals.size());
       ResidualPointers residuals(inputs.subspan(next), residual_count, slice * stage.out_slice_floats);
       next += size_t(residual_count);
@@ -101,7 +104,18 @@ struct ConvStagePlan {
   Tensor weight;
   Epilogue epilogue;
   std::optional<std::string> epilogue_refusal; // why the epilogue stays out
+  std::optional<FoldedBatchNorm> folded;
 };
+
+// The epilogue after the convolution `op`, or after the batch_norm folded into it (which it
+// then starts with).
+Epilogue conv_epilogue(const GraphRewriter& rw, const ir::Op& op, const std::optional<FoldedBatchNorm>& folded,
+                       bool with_post_ops) {
+  const ir::ValueId start = folded ? rw.op(folded->batch_norm).results[0] : op.results[0];
+  Epilogue epilogue = with_post_ops ? collect_epilogue(rw, start, false) : Epilogue{{}, std::nullopt, {}, {}, start};
+  if (folded) epilogue.ops.insert(epilogue.ops.begin(), folded->batch_norm);
+  return epilogue;
+}
 
 Planned<ConvStagePlan> plan_conv_stage(const GraphRewriter& rw, ir::OpId id, int64_t slices) {
   const ir::Op& op = rw.op(id);
@@ -117,13 +131,15 @@ Planned<ConvStagePlan> plan_conv_stage(const GraphRewriter& rw, ir::OpId id, int
                                 conv.groups,
                                 op.operands.size() > 2,
                                 {}};
-  ConvStagePlan plan{std::move(params), *weight, collect_epilogue(rw, op.results[0], false), std::nullopt};
+  std::optional<FoldedBatchNorm> folded = fold_batch_norm(rw, op, *weight);
+  params.has_bias = params.has_bias || folded;
+  ConvStagePlan plan{std::move(params), *weight, conv_epilogue(rw, op, folded, true), std::nullopt, std::move(folded)};
   plan.params.input_dims[0] /= slices;
   plan.params.post_ops = plan.epilogue.post_ops;
   if (auto why = dnnl_ops::Conv2dPrimitive::refuse(plan.params)) {
-    if (plan.epilogue.ops.empty()) return *why;
+    if (plan.epilogue.post_ops.empty()) return *why;
     plan.epilogue_refusal = *why;
-    plan.epilogue = Epilogue{{}, std::nullopt, {}, {}, op.results[0]};
+    plan.epilogue = conv_epilogue(rw, op, plan.folded, false);
     plan.params.post_ops.clear();
     if (auto bare_why = dnnl_ops::Conv2dPrimitive::refuse(plan.params)) return *bare_why;
   }
@@ -132,9 +148,11 @@ Planned<ConvStagePlan> plan_conv_stage(const GraphRewriter& rw, ir::OpId id, int
 
 ConvStage make_conv_stage(const GraphRewriter& rw, ir::OpId id, ConvStagePlan plan) {
   const ir::Op& op = rw.op(id);
-  ConvStage stage{id, nullptr, plan.weight, plan.params.has_bias, std::move(plan.epilogue)};
-  stage.primitive =
-      std::make_shared<const dnnl_ops::Conv2dPrimitive>(plan.params, constant_weight(rw, op.operands[1], plan.weight));
+  ConvStage stage{id, nullptr, plan.weight, plan.params.has_bias, nullptr, std::move(plan.epilogue)};
+  const dnnl_ops::ConstantWeight weight =
+      plan.folded ? plan.folded->weight : constant_weight(rw, op.operands[1], plan.weight);
+  if (plan.folded) stage.folded = plan.folded->folded;
+  stage.primitive = std::make_shared<const dnnl_ops::Conv2dPrimitive>(plan.params, weight);
   stage.out_slice_floats = numel_of(stage.primitive->output_dims());
   return stage;
 }
@@ -180,10 +198,11 @@ void lower_conv2d(GraphRewriter& rw, ir::OpId id) {
   for (size_t i = 0; i < stages.size(); ++i) {
     const ConvStage& stage = stages[i];
     const ir::Op& op = rw.op(stage.id);
-    if (stage.has_bias) step.operands.push_back(op.operands[2]);
+    if (stage.has_bias && !stage.folded) step.operands.push_back(op.operands[2]);
     step.operands.insert(step.operands.end(), stage.epilogue.residuals.begin(), stage.epilogue.residuals.end());
     std::string note =
         stage.primitive->implementation() + ", constant weight '" + constant_name(rw, op.operands[1]) + "'";
+    if (stage.folded) note += ", batch_norm op " + std::to_string(stage.epilogue.ops.front()) + " folded in";
     if (i > 0) note += ", reads op " + std::to_string(stages[i - 1].id) + "'s result in its blocked layout";
     if (slices > 1) note += ", batch in " + std::to_string(slices) + " slices, one per thread";
     if (i == 0 && epilogue_refusal) note += ", not its epilogue: " + *epilogue_refusal;
