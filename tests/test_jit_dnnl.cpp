@@ -397,6 +397,33 @@ TEST_CASE("conv2d applies activation and residual post-ops") {
                      82) <= kTolerance);
 }
 
+TEST_CASE("a residual added by a convolution with a constant weight keeps its direct implementation") {
+  // resnet's second convolution of a block: the residual before the activation is a sum into the
+  // result in the convolution's own layout (a plain NCHW addend would make oneDNN take its GEMM
+  // convolution) on AVX2 and AVX-512 alike. After the activation (direct on AVX-512 only) and two
+  // residuals, is_direct_for tells the lowering; all match the naive loops.
+  for (const std::vector<PostOp>& post_ops :
+       {std::vector<PostOp>{PostOp::add_residual(), PostOp::apply(Activation::relu)},
+        std::vector<PostOp>{PostOp::apply(Activation::relu), PostOp::add_residual()},
+        std::vector<PostOp>{PostOp::add_residual(), PostOp::add_residual()}}) {
+    const Conv2dParams params{.input_dims = {2, 64, 14, 14},
+                              .weight_dims = {64, 64, 3, 3},
+                              .padding = {1, 1},
+                              .has_bias = true,
+                              .post_ops = post_ops};
+    CHECK(conv2d_error(params, 83) <= kTolerance);
+    const ConvCase c = make_conv_case(params, 84);
+    kiln::runtime::WeightForms forms;
+    const Conv2dPrimitive conv(params, ConstantWeight{c.weight.data(), "w", &forms, weight_key("w", 1)});
+    CAPTURE(conv.implementation());
+    CHECK(max_scaled_error(run_conv2d(conv, c), reference_conv2d(c)) <= kTolerance);
+    const bool direct = conv.implementation().find("gemm") == std::string::npos &&
+                        conv.implementation().find("ref") == std::string::npos;
+    CHECK(Conv2dPrimitive::is_direct_for(params) == direct);
+    if (post_ops[0].kind == PostOp::Kind::add_residual && residual_count(post_ops) == 1) CHECK(direct);
+  }
+}
+
 TEST_CASE("conv2d refuses mismatched channels and empty results and says why") {
   auto channels = Conv2dPrimitive::refuse({.input_dims = {1, 4, 5, 5}, .weight_dims = {6, 3, 3, 3}});
   REQUIRE(channels);

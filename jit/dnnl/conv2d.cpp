@@ -1,7 +1,9 @@
 #include "jit/dnnl/conv2d.hpp"
 #include "jit/dnnl/engine.hpp"
 #include "jit/dnnl/reordered_weight.hpp"
+#include <cstring>
 #include <kiln/error.hpp>
+#include <tuple>
 
 namespace kiln::jit::dnnl_ops {
 namespace {
@@ -50,7 +52,8 @@ std::optional<std::string> refuse_shapes(const Conv2dParams& params) {
 // (nChw8c on AVX2) whose direct convolution is several times faster than the GEMM one it must use
 // for plain NCHW.
 dnnl::convolution_forward::primitive_desc make_pd(const Conv2dParams& params, const dnnl::memory::desc& weight_desc,
-                                                  bool allow_empty, bool any_activations = false) {
+                                                  bool allow_empty, bool any_activations = false,
+                                                  ResidualForm residuals = ResidualForm::binary) {
   using dnnl::convolution_forward;
   Dims out = conv2d_output_dims(params);
   auto activation_desc = [&](const Dims& dims) {
@@ -69,7 +72,8 @@ dnnl::convolution_forward::primitive_desc make_pd(const Conv2dParams& params, co
                                       weight_desc, plain_desc({out[1]}), out_desc, strides, dilates, padding, padding)
           : convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, in_desc,
                                       weight_desc, out_desc, strides, dilates, padding, padding);
-  return convolution_forward::primitive_desc(desc, make_attr(params.post_ops, out), cpu_engine(), allow_empty);
+  return convolution_forward::primitive_desc(desc, make_attr(params.post_ops, out, residuals), cpu_engine(),
+                                             allow_empty);
 }
 
 } // namespace
@@ -85,6 +89,8 @@ struct Conv2dPrimitive::Impl {
   // reorders between them and the blocked copies (kept in thread buffers for one call).
   dnnl::memory::desc plain_input, plain_out;
   std::optional<dnnl::reorder> input_to_blocked, out_to_plain;
+  ResidualForm residuals = ResidualForm::binary;
+  std::optional<dnnl::reorder> residual_to_own; // sum_into_dst with a result in a layout of its own
 
   void finish_creation() {
     primitive = dnnl::convolution_forward(pd);
@@ -99,6 +105,14 @@ struct Conv2dPrimitive::Impl {
           dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain_input, cpu_engine(), input_desc));
     if (out_desc != plain_out)
       out_to_plain = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), out_desc, cpu_engine(), plain_out));
+    if (out_desc != plain_out && residuals == ResidualForm::sum_into_dst)
+      residual_to_own = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain_out, cpu_engine(), out_desc));
+  }
+
+  // Writes the residual into the result buffer `out` (in out_desc) for the sum post-op.
+  void place_residual(const float* residual, void* out) const {
+    if (residual_to_own) return reorder(*residual_to_own, bind(plain_out, residual), bind(out_desc, out));
+    if (residual != out) std::memcpy(out, residual, out_desc.get_size());
   }
 };
 
@@ -108,7 +122,39 @@ bool uses_gemm(const dnnl::primitive_desc& pd) {
   return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
 }
 
+// Neither the GEMM convolution nor the reference loop.
+bool is_direct(const dnnl::primitive_desc& pd) {
+  return !uses_gemm(pd) && std::string(pd.impl_info_str()).find("ref") == std::string::npos;
+}
+
+// A direct convolution takes a residual only as a sum into its result (binary_add of a plain
+// NCHW tensor sends oneDNN to its GEMM convolution: resnet18 b1 41 ms instead of 19); one residual
+// fits that, more stay binary.
+ResidualForm residual_form(const Conv2dParams& params) {
+  return residual_count(params.post_ops) == 1 ? ResidualForm::sum_into_dst : ResidualForm::binary;
+}
+
 } // namespace
+
+namespace {
+
+// For a constant weight, in its preferred layout. Blocked activations only pay for their reorders
+// when they bring a direct convolution; a sum the direct kernels do not take (after an activation,
+// on AVX2) is tried as binary too; the plain GEMM convolution is the last resort.
+std::pair<dnnl::convolution_forward::primitive_desc, ResidualForm> choose_pd(const Conv2dParams& params) {
+  const dnnl::memory::desc any(weight_desc_dims(params), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+  for (ResidualForm form : {residual_form(params), ResidualForm::binary})
+    if (auto pd = make_pd(params, any, true, true, form); pd && is_direct(pd)) return {pd, form};
+  if (auto pd = make_pd(params, any, true, false); pd) return {pd, ResidualForm::binary};
+  return {make_pd(params, plain_desc(weight_desc_dims(params)), false), ResidualForm::binary};
+}
+
+} // namespace
+
+bool Conv2dPrimitive::is_direct_for(const Conv2dParams& params) {
+  if (refuse(params)) return false;
+  return is_direct(choose_pd(params).first);
+}
 
 std::vector<int64_t> conv2d_output_dims(const Conv2dParams& params) {
   const Dims& x = params.input_dims;
@@ -138,11 +184,7 @@ Conv2dPrimitive::Conv2dPrimitive(const Conv2dParams& params, const ConstantWeigh
   impl->params = params;
   impl->out_dims = conv2d_output_dims(params);
   dnnl::memory::desc given = plain_desc(weight_desc_dims(params));
-  dnnl::memory::desc any(weight_desc_dims(params), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
-  impl->pd = make_pd(params, any, true, true);
-  // Blocked layouts only pay for their reorders when they bring a direct (non-GEMM) convolution.
-  if (!impl->pd || uses_gemm(impl->pd)) impl->pd = make_pd(params, any, true);
-  if (!impl->pd) impl->pd = make_pd(params, given, false);
+  std::tie(impl->pd, impl->residuals) = choose_pd(params);
   impl->finish_creation();
   impl->constant_weight = resolve_constant_weight(weight, given, impl->weight_desc);
   impl_ = std::move(impl);
@@ -187,7 +229,12 @@ void Conv2dPrimitive::execute(const Conv2dArgs& args, std::span<std::byte> scrat
     bound[DNNL_ARG_BIAS] = bind(impl.bias_desc, args.bias);
   }
   bound[DNNL_ARG_DST] = bind(impl.out_desc, out);
-  bind_residuals(impl.params.post_ops, impl.out_dims, args.residuals, bound);
+  if (impl.residuals == ResidualForm::sum_into_dst) {
+    if (args.residuals.size() != 1) throw Error(ErrorKind::internal, "Conv2dPrimitive::execute: one residual expected");
+    impl.place_residual(args.residuals[0], out);
+  } else {
+    bind_residuals(impl.params.post_ops, impl.out_dims, args.residuals, bound);
+  }
   run(impl.primitive, impl.pd, bound, pieces);
   if (reorder_out) reorder(*impl.out_to_plain, bind(impl.out_desc, out), bind(impl.plain_out, args.out));
 }

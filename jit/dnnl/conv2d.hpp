@@ -48,6 +48,9 @@ class Conv2dPrimitive {
 public:
   // nullopt when the params can be lowered, else why not.
   static std::optional<std::string> refuse(const Conv2dParams& params);
+  // Whether a convolution with a constant weight runs a direct implementation for params (not
+  // oneDNN's GEMM convolution nor its reference loop): a lowering drops a post-op that loses it.
+  static bool is_direct_for(const Conv2dParams& params);
 
   // Weight bound at every execute. Throws kiln::Error(unsupported) with refuse()'s reason.
   explicit Conv2dPrimitive(const Conv2dParams& params);

@@ -9,9 +9,6 @@
 namespace kiln::jit::dnnl_ops {
 namespace {
 
-// oneDNN keeps at most this many post-ops per primitive (post_ops_t::post_ops_limit in 2.6).
-constexpr size_t kMaxPostOps = 32;
-
 dnnl::algorithm eltwise_algorithm(Activation activation) {
   using dnnl::algorithm;
   switch (activation) {
@@ -56,9 +53,13 @@ dnnl::memory bind(const dnnl::memory::desc& desc, const void* data) {
   return dnnl::memory(desc, cpu_engine(), const_cast<void*>(data));
 }
 
-dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst_dims) {
+dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst_dims, ResidualForm residuals) {
   dnnl::post_ops ops;
   for (const PostOp& op : post_ops) {
+    if (op.kind == PostOp::Kind::add_residual && residuals == ResidualForm::sum_into_dst) {
+      ops.append_sum(1.0f);
+      continue;
+    }
     if (op.kind == PostOp::Kind::add_residual) {
       ops.append_binary(dnnl::algorithm::binary_add, plain_desc(dst_dims));
       continue;

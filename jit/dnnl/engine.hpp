@@ -25,9 +25,15 @@ dnnl::memory::desc plain_desc(const Dims& dims);
 // A memory object over a caller's buffer (oneDNN takes non-const handles, inputs included).
 dnnl::memory bind(const dnnl::memory::desc& desc, const void* data);
 
+// How a primitive adds residuals: each a plain tensor of dst_dims bound at execute (binary_add), or
+// the one residual written into dst in dst's layout before execute (oneDNN's sum post-op, which
+// every direct convolution takes).
+enum class ResidualForm { binary, sum_into_dst };
+
 // Attributes of every kiln primitive: a user scratchpad, so that concurrent executions of one
-// primitive never share one, and the post-ops; residuals are plain tensors of dst_dims.
-dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst_dims);
+// primitive never share one, and the post-ops.
+dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst_dims,
+                               ResidualForm residuals = ResidualForm::binary);
 // Binds residual buffers (one per add_residual post-op, in order) under their post-op argument ids.
 void bind_residuals(std::span<const PostOp> post_ops, const Dims& dst_dims, std::span<const float* const> residuals,
                     ArgMap& args);

@@ -6,6 +6,9 @@
 
 namespace kiln::jit::dnnl_ops {
 
+// oneDNN keeps at most this many post-ops per primitive (post_ops_t::post_ops_limit in 2.6).
+inline constexpr size_t kMaxPostOps = 32;
+
 // Elementwise functions oneDNN 2.6 can apply to a matmul or conv result in the same pass.
 enum class Activation { relu, gelu_erf, gelu_tanh, tanh, sigmoid, silu, exp, log, abs, sqrt, square, linear, clip };
 

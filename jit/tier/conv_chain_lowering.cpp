@@ -109,10 +109,20 @@ struct ConvStagePlan {
 
 // The epilogue after the convolution `op`, or after the batch_norm folded into it (which it
 // then starts with).
+// A residual joins the post-ops only where the convolution keeps a direct implementation with it
+// (on AVX2, oneDNN's direct kernels add one only before any activation): the add then runs in the
+// next fused kernel instead of sending the convolution to oneDNN's GEMM one.
 Epilogue conv_epilogue(const GraphRewriter& rw, const ir::Op& op, const std::optional<FoldedBatchNorm>& folded,
-                       bool with_post_ops) {
+                       const dnnl_ops::Conv2dParams* with_post_ops) {
   const ir::ValueId start = folded ? rw.op(folded->batch_norm).results[0] : op.results[0];
-  Epilogue epilogue = with_post_ops ? collect_epilogue(rw, start, false) : Epilogue{{}, std::nullopt, {}, {}, start};
+  const auto keeps_direct = [&](std::span<const dnnl_ops::PostOp> post_ops) {
+    if (dnnl_ops::residual_count(post_ops) == 0) return true;
+    dnnl_ops::Conv2dParams longer = *with_post_ops;
+    longer.post_ops.assign(post_ops.begin(), post_ops.end());
+    return dnnl_ops::Conv2dPrimitive::is_direct_for(longer);
+  };
+  Epilogue epilogue =
+      with_post_ops ? collect_epilogue(rw, start, false, keeps_direct) : Epilogue{{}, std::nullopt, {}, {}, start};
   if (folded) epilogue.ops.insert(epilogue.ops.begin(), folded->batch_norm);
   return epilogue;
 }
@@ -133,13 +143,14 @@ Planned<ConvStagePlan> plan_conv_stage(const GraphRewriter& rw, ir::OpId id, int
                                 {}};
   std::optional<FoldedBatchNorm> folded = fold_batch_norm(rw, op, *weight);
   params.has_bias = params.has_bias || folded;
-  ConvStagePlan plan{std::move(params), *weight, conv_epilogue(rw, op, folded, true), std::nullopt, std::move(folded)};
-  plan.params.input_dims[0] /= slices;
+  params.input_dims[0] /= slices;
+  Epilogue epilogue = conv_epilogue(rw, op, folded, &params);
+  ConvStagePlan plan{std::move(params), *weight, std::move(epilogue), std::nullopt, std::move(folded)};
   plan.params.post_ops = plan.epilogue.post_ops;
   if (auto why = dnnl_ops::Conv2dPrimitive::refuse(plan.params)) {
     if (plan.epilogue.post_ops.empty()) return *why;
     plan.epilogue_refusal = *why;
-    plan.epilogue = conv_epilogue(rw, op, plan.folded, false);
+    plan.epilogue = conv_epilogue(rw, op, plan.folded, nullptr);
     plan.params.post_ops.clear();
     if (auto bare_why = dnnl_ops::Conv2dPrimitive::refuse(plan.params)) return *bare_why;
   }

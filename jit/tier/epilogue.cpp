@@ -139,7 +139,8 @@ dnnl_ops::ConstantWeight constant_weight(const GraphRewriter& rw, ir::ValueId v,
   return weight;
 }
 
-Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_allowed) {
+Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_allowed,
+                          const PostOpsCheck& stays_fast) {
   Epilogue epilogue;
   epilogue.result = start;
   while (auto user = rw.single_user(epilogue.result)) {
@@ -147,6 +148,7 @@ Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_
     Epilogue longer = epilogue;
     if (!rw.is_open(*user) || !absorb(rw, op, epilogue.result, bias_allowed, longer)) break;
     if (dnnl_ops::repeated_activation(longer.post_ops)) break;
+    if (stays_fast && !stays_fast(longer.post_ops)) break;
     epilogue = std::move(longer);
     epilogue.ops.push_back(*user);
     epilogue.result = op.results[0];

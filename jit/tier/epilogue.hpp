@@ -4,6 +4,7 @@
 #include "jit/dnnl/post_op.hpp"
 #include "jit/tier/graph_rewriter.hpp"
 #include <array>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,8 +33,14 @@ struct Epilogue {
   ir::ValueId result = 0;
 };
 
-// Follows the single users of `start` while each fits as a post-op (a bias add first, when allowed).
-Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_allowed);
+// Says whether the primitive stays fast with these post-ops (a slower implementation must not be
+// taken silently where a fast one exists).
+using PostOpsCheck = std::function<bool(std::span<const dnnl_ops::PostOp>)>;
+
+// Follows the single users of `start` while each fits as a post-op (a bias add first, when allowed)
+// and `stays_fast` (when given) accepts the longer list.
+Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_allowed,
+                          const PostOpsCheck& stays_fast = {});
 // Records the epilogue's ops as fused into `head`.
 void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, std::string_view implementation, ir::OpId head);
 
