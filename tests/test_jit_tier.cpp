@@ -355,6 +355,19 @@ TEST_CASE("clamp fuses into an elementwise kernel with tensor bounds and into a 
   check_agreement(run_both_tiers(conv_relu6, conv_stack_weights(), x), "dnnl.conv2d", 2); // conv, clamp
 }
 
+TEST_CASE("relu then minimum with a constant is one clip post-op after a convolution") {
+  auto relu6 = [](Tensor x) { return F::minimum(F::relu(conv_layer(x, "c1", 3, 8, 1)), F::full({}, 6.0)); };
+  Tensor x = with_finite_edge_values(Tensor::randn({2, 3, 9, 9}, 45));
+  for (int64_t i = 0; i < x.numel(); i += 5)
+    x.data<float>()[i] *= 8.0f; // enough large activations that 6 clips
+  check_agreement(run_both_tiers(relu6, conv_stack_weights(), x), "dnnl.conv2d", 3); // conv, relu, minimum
+  // Without the relu first, a minimum stays out: a clip would turn NaN into its lower bound.
+  auto bare_minimum = [](Tensor x) { return F::minimum(conv_layer(x, "c1", 3, 8, 1), F::full({}, 6.0)); };
+  const TierComparison both = run_both_tiers(bare_minimum, conv_stack_weights(), x);
+  CHECK(both.ops_per_lowering.at("dnnl.conv2d") == 1);
+  CHECK(count_mismatches(both.interp, both.jit) == 0);
+}
+
 TEST_CASE("a NaN reaching a clamp fused into a convolution becomes the lower bound on the JIT tier") {
   // oneDNN's clip post-op has relu's difference (see above): the interpreter keeps NaN, as PyTorch.
   auto conv_relu6 = [](Tensor x) { return F::clamp(conv_layer(x, "c1", 3, 8, 1), 0.5, 6.0); };

@@ -79,6 +79,19 @@ bool absorb_clamp(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current
   return true;
 }
 
+// minimum(relu(x), c) with a scalar constant c >= 0, relu6 written out: the relu becomes a clip to
+// [0, c]. Only after a relu, which has already made NaN 0, as the clip would.
+bool absorb_minimum(const GraphRewriter& rw, const ir::Op& op, ir::ValueId current, bool, Epilogue& epilogue) {
+  const auto other = other_operand(rw, op, current);
+  if (!other || epilogue.post_ops.empty()) return false;
+  const std::optional<float> bound = scalar_constant(rw, other->first);
+  PostOp& last = epilogue.post_ops.back();
+  if (!bound || !(*bound >= 0.0f) || last.kind != PostOp::Kind::activation || last.activation != Activation::relu)
+    return false;
+  last = PostOp::clip(0.0f, *bound);
+  return true;
+}
+
 // hardsigmoid as x / 6 + 1/2 clipped to [0, 1]: within an ulp of torch's (x + 3) / 6, in two post-ops
 // (a third linear would repeat one, repeated_activation).
 bool absorb_hardsigmoid(const GraphRewriter&, const ir::Op&, ir::ValueId, bool, Epilogue& epilogue) {
@@ -92,11 +105,17 @@ using Absorber = bool (*)(const GraphRewriter& rw, const ir::Op& op, ir::ValueId
 
 // The ops that can become post-ops, each with what makes it one (or finds it cannot).
 const std::pair<ir::OpKind, Absorber> kAbsorbers[] = {
-    {ir::OpKind::relu, absorb_activation},    {ir::OpKind::tanh, absorb_activation},
-    {ir::OpKind::sigmoid, absorb_activation}, {ir::OpKind::silu, absorb_activation},
-    {ir::OpKind::gelu, absorb_activation},    {ir::OpKind::add, absorb_add},
-    {ir::OpKind::mul, absorb_scale},          {ir::OpKind::div, absorb_scale},
-    {ir::OpKind::clamp, absorb_clamp},        {ir::OpKind::hardsigmoid, absorb_hardsigmoid},
+    {ir::OpKind::relu, absorb_activation},
+    {ir::OpKind::tanh, absorb_activation},
+    {ir::OpKind::sigmoid, absorb_activation},
+    {ir::OpKind::silu, absorb_activation},
+    {ir::OpKind::gelu, absorb_activation},
+    {ir::OpKind::add, absorb_add},
+    {ir::OpKind::mul, absorb_scale},
+    {ir::OpKind::div, absorb_scale},
+    {ir::OpKind::clamp, absorb_clamp},
+    {ir::OpKind::minimum, absorb_minimum},
+    {ir::OpKind::hardsigmoid, absorb_hardsigmoid},
 };
 
 // Folds one more op into the epilogue; false when it does not fit.
