@@ -1,7 +1,8 @@
 #pragma once
-// The four benchmark workloads of /work/shared/bench/WORKLOADS.md (mlp, ewchain, attn, cnn) written
-// with kiln's API. Weights are F::constant_external under PyTorch's state_dict names and layouts, so
-// the reference weights.safetensors files load into a registry unchanged.
+// The benchmark workloads of /work/shared/bench/WORKLOADS.md (mlp, ewchain, attn, cnn, and
+// torchvision's resnet18 and mobilenet_v2 with BatchNorm kept as ops) written with kiln's API. Weights are
+// F::constant_external under PyTorch's state_dict names and layouts, so the reference weights.safetensors files load
+// into a registry unchanged.
 #include <cstdint>
 #include <kiln/kiln.hpp>
 #include <map>
@@ -10,7 +11,7 @@
 
 namespace kiln::tools {
 
-// "mlp", "ewchain", "attn", "cnn", in that order.
+// "mlp", "ewchain", "attn", "cnn", "resnet18", "mobilenet_v2", in that order.
 const std::vector<std::string>& workload_names();
 // Throws kiln::Error(spec) naming the known workloads when `name` is not one of them.
 void check_workload_name(const std::string& name);
@@ -27,10 +28,11 @@ Tensor workload_forward(const std::string& name, const Tensor& x);
 StagedGraph stage_workload(const std::string& name);
 
 // Random weights with PyTorch's default initialisation ranges (uniform ±1/sqrt(fan_in); LayerNorm
-// weight 1, bias 0), the same for the same seed.
+// and BatchNorm weight 1, bias 0; BatchNorm running mean 0, variance 1), the same for the same seed.
 std::map<std::string, Tensor> deterministic_weights(const std::string& name, uint64_t seed);
 
-// Concrete input dims of the benchmark cases: mlp b1/b8/b64, ewchain [64, 65536], attn b1/b8, cnn b1/b8.
+// Concrete input dims of the benchmark cases: mlp b1/b8/b64, ewchain [64, 65536], attn b1/b8, cnn b1/b8,
+// resnet18 and mobilenet_v2 b1/b4 at 224x224.
 std::vector<std::vector<int64_t>> benchmark_input_dims(const std::string& name);
 
 } // namespace kiln::tools

@@ -13,7 +13,7 @@ struct BenchOptions {
   double time_s = 2.0;   // timed calls per case run for about this long
 };
 
-// The four workloads of WORKLOADS.md, then "oneop": `x + 1` on an f32 [16] tensor, whose median is
+// The workloads of WORKLOADS.md, then "oneop": `x + 1` on an f32 [16] tensor, whose median is
 // the per-call overhead of a compiled callable (argument checks, cache lookup, dispatch, output).
 const std::vector<std::string>& bench_case_names();
 

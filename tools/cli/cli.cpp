@@ -71,9 +71,12 @@ void add_run(CLI::App& app, Commands& c) {
 }
 
 void add_bench(CLI::App& app, Commands& c) {
-  c.bench = app.add_subcommand("bench", "time the benchmark workloads (mlp, ewchain, attn, cnn) and a one-op call");
+  c.bench = app.add_subcommand(
+      "bench", "time the benchmark workloads (mlp, ewchain, attn, cnn, resnet18, mobilenet_v2) and a one-op call");
   BenchOptions& o = c.bench_options;
-  c.bench->add_option("--workloads", o.workloads, "comma-separated subset of mlp,ewchain,attn,cnn,oneop")
+  c.bench
+      ->add_option("--workloads", o.workloads,
+                   "comma-separated subset of mlp,ewchain,attn,cnn,resnet18,mobilenet_v2,oneop")
       ->delimiter(',')
       ->check(CLI::IsMember(bench_case_names()));
   c.bench->add_option("--tier", o.tier, "interp (default), jit or auto")->check(CLI::IsMember(tier_names()));
