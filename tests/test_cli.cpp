@@ -319,7 +319,19 @@ TEST_CASE("kiln-check-workloads reports a missing reference folder") {
   CHECK(result.err.find("is missing") != std::string::npos);
 }
 
-TEST_CASE("the four workloads reproduce PyTorch's reference outputs") {
+TEST_CASE("kiln-check-workloads skips a workload without data unless every workload is required") {
+  Scratch scratch;
+  fs::create_directories(scratch / "data");
+  const CommandResult skipped = scratch.run(kCheckWorkloads, quoted(scratch / "data"));
+  CHECK(skipped.status == 0);
+  CHECK(skipped.out.find("resnet18     skipped: no resnet18/ reference folder") != std::string::npos);
+  CHECK(skipped.out.find("6 skipped for want of data") != std::string::npos);
+  const CommandResult required = scratch.run(kCheckWorkloads, quoted(scratch / "data") + " --require-all");
+  CHECK(required.status == 1);
+  CHECK(required.out.find("resnet18     FAILED: no resnet18/ reference folder") != std::string::npos);
+}
+
+TEST_CASE("the small workloads reproduce PyTorch's reference outputs") {
   if (!fs::is_directory(kReferenceData)) {
     MESSAGE("skipped: no reference data at " << kReferenceData.string());
     return;
