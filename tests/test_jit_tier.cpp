@@ -314,6 +314,47 @@ TEST_CASE("a batch_norm after a convolution folds into its weight and bias, resi
   CHECK(count_mismatches(both.interp, both.jit) == 0);
 }
 
+TEST_CASE("residual blocks with a downsample run as one graph of convolutions in their own layouts") {
+  // Two of resnet's basic blocks, the second with a strided 1x1 downsample whose result is the
+  // residual of the block's second convolution: the downsample joins the graph before it.
+  auto conv = [](const Tensor& x, const std::string& name, int64_t in, int64_t out, int64_t k, int64_t stride) {
+    Tensor w = F::constant_external(name + ".weight", TensorLayout(DType::f32, {out, in, k, k}));
+    return F::conv2d(x, w, Tensor(), {.stride = {stride, stride}, .padding = {k / 2, k / 2}});
+  };
+  auto blocks = [&](Tensor x) {
+    Tensor h = F::relu(batch_norm_layer(conv(x, "a1", 8, 8, 3, 1), "bna1", 8));
+    Tensor y = F::relu(batch_norm_layer(conv(h, "a2", 8, 8, 3, 1), "bna2", 8) + x);
+    h = F::relu(batch_norm_layer(conv(y, "b1", 8, 16, 3, 2), "bnb1", 16));
+    Tensor down = batch_norm_layer(conv(y, "down", 8, 16, 1, 2), "bndown", 16);
+    return F::relu(batch_norm_layer(conv(h, "b2", 16, 16, 3, 1), "bnb2", 16) + down);
+  };
+  std::map<std::string, Tensor> weights{{"a1.weight", conv_weight({8, 8, 3, 3}, 140)},
+                                        {"a2.weight", conv_weight({8, 8, 3, 3}, 141)},
+                                        {"b1.weight", conv_weight({16, 8, 3, 3}, 142)},
+                                        {"down.weight", conv_weight({16, 8, 1, 1}, 143)},
+                                        {"b2.weight", conv_weight({16, 16, 3, 3}, 144)}};
+  uint64_t seed = 150;
+  for (auto [name, channels] : {std::pair{"bna1", 8}, {"bna2", 8}, {"bnb1", 16}, {"bndown", 16}, {"bnb2", 16}})
+    add_batch_norm_weights(weights, name, channels, seed += 4);
+  for (int64_t batch : {int64_t(1), int64_t(2 * exec::num_threads())}) {
+    CAPTURE(batch);
+    const Tensor x = with_finite_edge_values(Tensor::randn({batch, 8, 13, 13}, 145));
+    check_agreement(run_both_tiers(blocks, weights, x), "dnnl.conv2d", 16); // every op of both blocks
+  }
+  // The first block's result also leaves the graph: it cannot stay in the convolutions' layout,
+  // so the graph ends there and the second block is a graph of its own; the numbers agree.
+  auto both_results = [&](Tensor x) {
+    Tensor h = F::relu(batch_norm_layer(conv(x, "a1", 8, 8, 3, 1), "bna1", 8));
+    Tensor y = F::relu(batch_norm_layer(conv(h, "a2", 8, 8, 3, 1), "bna2", 8) + x);
+    return std::make_tuple(y, F::relu(batch_norm_layer(conv(y, "b1", 8, 16, 3, 2), "bnb1", 16)));
+  };
+  const Tensor x = Tensor::randn({1, 8, 13, 13}, 146);
+  auto interp = compile(both_results, {.weights = weights, .session = session_in(JitMode::off)})(x.layout())(x);
+  auto jit = compile(both_results, {.weights = weights, .session = session_in(JitMode::always)})(x.layout())(x);
+  CHECK(count_mismatches(std::get<0>(interp), std::get<0>(jit)) == 0);
+  CHECK(count_mismatches(std::get<1>(interp), std::get<1>(jit)) == 0);
+}
+
 TEST_CASE("a convolution result read twice is not chained and both readers see it in NCHW") {
   auto branches = [](Tensor x) {
     Tensor h = F::relu(conv_layer(x, "c1", 3, 8, 1));

@@ -109,9 +109,11 @@ struct Conv2dPrimitive::Impl {
       residual_to_own = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain_out, cpu_engine(), out_desc));
   }
 
-  // Writes the residual into the result buffer `out` (in out_desc) for the sum post-op.
-  void place_residual(const float* residual, void* out) const {
-    if (residual_to_own) return reorder(*residual_to_own, bind(plain_out, residual), bind(out_desc, out));
+  // Writes the residual into the result buffer `out` (in out_desc) for the sum post-op; a residual
+  // in_own_layout is already in out_desc.
+  void place_residual(const float* residual, bool in_own_layout, void* out) const {
+    if (residual_to_own && !in_own_layout)
+      return reorder(*residual_to_own, bind(plain_out, residual), bind(out_desc, out));
     if (residual != out) std::memcpy(out, residual, out_desc.get_size());
   }
 };
@@ -231,12 +233,16 @@ void Conv2dPrimitive::execute(const Conv2dArgs& args, std::span<std::byte> scrat
   bound[DNNL_ARG_DST] = bind(impl.out_desc, out);
   if (impl.residuals == ResidualForm::sum_into_dst) {
     if (args.residuals.size() != 1) throw Error(ErrorKind::internal, "Conv2dPrimitive::execute: one residual expected");
-    impl.place_residual(args.residuals[0], out);
+    impl.place_residual(args.residuals[0], args.residual_in_own_layout, out);
   } else {
     bind_residuals(impl.params.post_ops, impl.out_dims, args.residuals, bound);
   }
   run(impl.primitive, impl.pd, bound, pieces);
   if (reorder_out) reorder(*impl.out_to_plain, bind(impl.out_desc, out), bind(impl.plain_out, args.out));
+}
+
+bool Conv2dPrimitive::adds_in_layout_of(const Conv2dPrimitive& producer) const {
+  return impl_->residuals == ResidualForm::sum_into_dst && impl_->out_desc == producer.impl_->out_desc;
 }
 
 bool Conv2dPrimitive::reads_layout_of(const Conv2dPrimitive& previous) const {

@@ -35,11 +35,14 @@ struct Conv2dArgs {
   const float* bias = nullptr;               // [O], when has_bias
   std::span<const float* const> residuals{}; // one per add_residual post-op, result dims
   float* out = nullptr;
-  // A chain of convolutions passes activations in the layout each prefers (nChw8c on AVX2)
+  // A graph of convolutions passes activations in the layout each prefers (nChw8c on AVX2)
   // instead of reordering to NCHW and back between them: input is the previous convolution's
   // output left in its layout (see reads_layout_of), and out receives output_bytes() in this one's.
   bool input_in_own_layout = false;
   bool output_in_own_layout = false;
+  // The one residual is an earlier convolution's output left in its layout, which is this one's
+  // (see adds_in_layout_of).
+  bool residual_in_own_layout = false;
 };
 
 // A oneDNN convolution created once; input and result are plain NCHW unless a chain says otherwise
@@ -67,6 +70,8 @@ public:
   const std::vector<int64_t>& output_dims() const;
   // Whether this convolution reads the layout `previous` writes (so no reorder is needed between them).
   bool reads_layout_of(const Conv2dPrimitive& previous) const;
+  // Whether this convolution adds its one residual in the layout `producer` writes.
+  bool adds_in_layout_of(const Conv2dPrimitive& producer) const;
   // Size of the result in this convolution's own layout (blocked layouts pad channels).
   size_t output_bytes() const;
   // Where a constant weight is read from (the caller's buffer or a packing); null when bound at execute.

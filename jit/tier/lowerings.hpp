@@ -13,7 +13,7 @@ namespace kiln::jit::tier {
 // schedules its step).
 extern const Implementation kDnnlMatmul;
 extern const Implementation kTransposedB; // a transpose a matmul may read as a transposed B
-extern const Implementation kDnnlConv2d;  // a chain of convolutions
+extern const Implementation kDnnlConv2d;  // a graph of convolutions
 extern const Implementation kDnnlSoftmax;
 extern const Implementation kDnnlLayerNorm;
 extern const Implementation kDnnlPool2d;
