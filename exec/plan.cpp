@@ -188,8 +188,9 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops,
       const std::span<const View> inputs = std::span(views).first(op.operands.size()),
                                   outputs = std::span(views).subspan(op.operands.size());
       // Once, when planning: its working memory need not come from the arena.
+      const PreparedState prepared = implementations.prepare(op, inputs, outputs);
       std::vector<std::byte> scratch(implementations.scratch_bytes(op, inputs, outputs));
-      implementations.kernel_for(op.kind)(KernelArgs{op, inputs, outputs, scratch});
+      implementations.kernel_for(op.kind)(KernelArgs{op, inputs, outputs, scratch, prepared.get()});
       return computed;
     });
     for (size_t i = 0; i < op.results.size(); ++i) {
@@ -232,13 +233,21 @@ void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps, runtime::Weig
       view_values_.push_back(v);
     }
     if (step.kind == StepKind::runner) step.scratch_bytes = step.runner->scratch_bytes();
-    if (step.kind == StepKind::kernel)
-      step.scratch_bytes = step_implementations().scratch_bytes(
-          *step.op, std::span(view_templates_).subspan(step.first_view, step.num_inputs),
-          std::span(view_templates_).subspan(step.first_view + step.num_inputs, step.num_outputs));
+    if (step.kind == StepKind::kernel) prepare_kernel(step);
     steps_.push_back(step);
     walks_.push_back(std::move(walk));
   }
+}
+
+// Once per plan: the kernel checks the op's static dims (so shape errors surface here, not at the
+// first call) and derives what every call would otherwise recompute.
+void ExecutionPlan::prepare_kernel(PlanStep& step) const {
+  const std::span<const View> inputs = std::span(view_templates_).subspan(step.first_view, step.num_inputs),
+                              outputs = std::span(view_templates_)
+                                            .subspan(step.first_view + step.num_inputs, step.num_outputs);
+  const StepImplementations& implementations = step_implementations();
+  step.prepared = implementations.prepare(*step.op, inputs, outputs);
+  step.scratch_bytes = implementations.scratch_bytes(*step.op, inputs, outputs);
 }
 
 // Values bound or aliased when planning need no code; any other op runs what the first entry of its

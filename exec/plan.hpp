@@ -73,6 +73,7 @@ struct PlanStep {
   uint32_t num_outputs = 0;
   size_t scratch_bytes = 0; // kernel and runner steps: working memory, in the arena at scratch_offset
   size_t scratch_offset = 0;
+  PreparedState prepared; // StepKind::kernel: what its kernel derived from the op and its dims
 };
 
 // One graph output. A value produced by a kernel is written straight into the fresh output tensor
@@ -117,6 +118,7 @@ private:
   void precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms);
   void plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms);
   ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms);
+  void prepare_kernel(PlanStep& step) const;
   void plan_arena_offsets();
   void plan_outputs();
 

@@ -117,7 +117,7 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
 
   const std::span scratch(static_cast<std::byte*>(state.arena.get()) + step.scratch_offset, step.scratch_bytes);
   switch (step.kind) {
-  case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs, scratch}); break;
+  case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs, scratch, step.prepared.get()}); break;
   case StepKind::buffer_store: {
     const size_t bytes = plan_.values()[values[0]].bytes;
     if (bytes) std::memmove(inputs[0].data, inputs[1].data, bytes);

@@ -45,6 +45,8 @@ struct StepImplementations {
   Kernel (*kernel_for)(ir::OpKind kind) = nullptr;
   // The working memory a kernel step needs, given a slot of the arena.
   KernelScratch scratch_bytes = nullptr;
+  // The state a kernel step's kernel derives once (null for kernels without a prepare).
+  KernelPrepare prepare = nullptr;
 };
 
 // Installed by interp/ during static initialisation; `implementations` must outlive every plan.

@@ -1,5 +1,6 @@
 #pragma once
 #include "ir/graph.hpp"
+#include <memory>
 #include <span>
 
 namespace kiln::exec {
@@ -30,11 +31,21 @@ struct KernelArgs {
   // Working memory the kernel asked for (KernelScratch), from the plan's arena, so that the arena's
   // peak is the call's peak.
   std::span<std::byte> scratch = {};
+  // What the kernel's prepare (KernelPrepare) derived from the op and these dims when the plan was
+  // built; null for kernels without one.
+  const void* prepared = nullptr;
 };
 
 using Kernel = void (*)(const KernelArgs&);
 // The bytes of working memory a kernel needs for an op over views of these dims (data unset); 0 for
 // most kernels.
 using KernelScratch = size_t (*)(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs);
+
+// What a kernel derives once from an op and its static dims (checked shapes, loop extents, strides,
+// thread split), owned by the plan step and read by every call through KernelArgs::prepared.
+using PreparedState = std::shared_ptr<const void>;
+// Checks an op over views of these dims (data unset) and derives its kernel's state; throws
+// kiln::Error naming the op for shapes the kernel cannot run, so they fail when the plan is built.
+using KernelPrepare = PreparedState (*)(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs);
 
 } // namespace kiln::exec

@@ -59,8 +59,9 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
     return outputs;
   }
   const std::span<const View> in = all.first(inputs.size()), out = all.subspan(inputs.size());
+  const exec::PreparedState prepared = prepare_kernel(op, in, out);
   std::vector<std::byte> scratch(kernel_scratch_bytes(op, in, out));
-  kernel(KernelArgs{op, in, out, scratch});
+  kernel(KernelArgs{op, in, out, scratch, prepared.get()});
   return outputs;
 }
 

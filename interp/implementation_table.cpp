@@ -81,7 +81,7 @@ std::span<const exec::Implementation> interp_implementations(ir::OpKind kind) {
 namespace {
 
 const exec::StepImplementations kInterpImplementations{&interp_implementations, &interp_cpu_isa, &kernel_for,
-                                                       &kernel_scratch_bytes};
+                                                       &kernel_scratch_bytes, &prepare_kernel};
 
 struct StepImplementationsInstaller {
   StepImplementationsInstaller() { exec::set_step_implementations(&kInterpImplementations); }

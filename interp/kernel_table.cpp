@@ -21,6 +21,77 @@ exec::Kernel kernel_for(ir::OpKind kind) {
   return nullptr;
 }
 
+// As kernel_for: -Wswitch asks of a new op whether its kernel has a prepare.
+exec::KernelPrepare prepare_for(ir::OpKind kind) {
+  using ir::OpKind;
+  switch (kind) {
+  // No kernel derives anything once yet.
+  case OpKind::neg:
+  case OpKind::abs:
+  case OpKind::exp:
+  case OpKind::log:
+  case OpKind::sqrt:
+  case OpKind::rsqrt:
+  case OpKind::tanh:
+  case OpKind::sigmoid:
+  case OpKind::relu:
+  case OpKind::gelu:
+  case OpKind::silu:
+  case OpKind::erf:
+  case OpKind::sin:
+  case OpKind::cos:
+  case OpKind::add:
+  case OpKind::sub:
+  case OpKind::mul:
+  case OpKind::div:
+  case OpKind::pow:
+  case OpKind::maximum:
+  case OpKind::minimum:
+  case OpKind::compare:
+  case OpKind::where:
+  case OpKind::cast:
+  case OpKind::clamp:
+  case OpKind::reduce_sum:
+  case OpKind::reduce_mean:
+  case OpKind::reduce_max:
+  case OpKind::reduce_min:
+  case OpKind::argmax:
+  case OpKind::softmax:
+  case OpKind::log_softmax:
+  case OpKind::layer_norm:
+  case OpKind::rms_norm:
+  case OpKind::batch_norm:
+  case OpKind::matmul:
+  case OpKind::conv2d:
+  case OpKind::max_pool2d:
+  case OpKind::avg_pool2d:
+  case OpKind::reshape:
+  case OpKind::transpose:
+  case OpKind::broadcast_to:
+  case OpKind::concat:
+  case OpKind::split:
+  case OpKind::slice:
+  case OpKind::squeeze:
+  case OpKind::unsqueeze:
+  case OpKind::gather:
+  case OpKind::pad:
+  case OpKind::full:
+  case OpKind::arange:
+  case OpKind::constant:
+  case OpKind::constant_external:
+  case OpKind::buffer_store:
+  case OpKind::call:
+  case OpKind::custom: return nullptr;
+  }
+  return nullptr;
+}
+
+exec::PreparedState prepare_kernel(const ir::Op& op, std::span<const exec::View> inputs,
+                                   std::span<const exec::View> outputs) {
+  const exec::KernelPrepare prepare = prepare_for(op.kind);
+  return prepare ? prepare(op, inputs, outputs) : nullptr;
+}
+
 size_t kernel_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs, std::span<const exec::View> outputs) {
   if (op.kind == ir::OpKind::conv2d) return conv2d_scratch_bytes(exec::KernelArgs{op, inputs, outputs});
   return 0;

@@ -7,6 +7,12 @@ namespace kiln::interp {
 // The dispatch table: the kernel of op X is interp::X. Null for ops the plan executor handles
 // itself (constant, constant_external, buffer_store, call, custom).
 exec::Kernel kernel_for(ir::OpKind kind);
+// The prepare of the kernel of X (exec::KernelPrepare); null for kernels without one.
+exec::KernelPrepare prepare_for(ir::OpKind kind);
+// What the kernel of `op` derives once from it and these dims (data unset); null when it has no
+// prepare. Every caller of a kernel runs this first and passes the state in KernelArgs::prepared.
+exec::PreparedState prepare_kernel(const ir::Op& op, std::span<const exec::View> inputs,
+                                   std::span<const exec::View> outputs);
 // The working memory the kernel of `op` needs (exec::KernelScratch): conv2d's column buffers.
 size_t kernel_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs, std::span<const exec::View> outputs);
 

@@ -88,8 +88,9 @@ void run(OpKind kind, Attrs attrs, std::vector<View> inputs, std::vector<View> o
   const exec::Kernel kernel = interp::kernel_for(kind);
   const bool has_kernel = kernel != nullptr;
   REQUIRE(has_kernel);
+  const exec::PreparedState prepared = interp::prepare_kernel(op, inputs, outputs);
   std::vector<std::byte> scratch(interp::kernel_scratch_bytes(op, inputs, outputs));
-  kernel(exec::KernelArgs{op, inputs, outputs, scratch});
+  kernel(exec::KernelArgs{op, inputs, outputs, scratch, prepared.get()});
 }
 
 // Passes when |got - want| <= abs_tol + rel_tol * |want| everywhere; NaN must meet NaN.

@@ -11,6 +11,10 @@ void throw_unsupported_dtype(const ir::Op& op, DType dtype) {
   throw Error(ErrorKind::dtype, exec::op_place(op) + ": the interpreter has no kernel for dtype " + dtype_name(dtype));
 }
 
+void throw_unprepared(const ir::Op& op) {
+  throw Error(ErrorKind::internal, exec::op_place(op) + ": its kernel ran without the state its prepare derives");
+}
+
 namespace {
 
 void check_dtype(const KernelArgs& args, const View& v, DType expected, const char* what, size_t index) {
@@ -103,7 +107,7 @@ void run_in_f32(const KernelArgs& args, Kernel kernel) {
     output_copies[i].resize(size_t(outputs[i].numel()));
     outputs[i] = View{output_copies[i].data(), DType::f32, outputs[i].dims};
   }
-  kernel(KernelArgs{args.op, inputs, outputs, args.scratch});
+  kernel(KernelArgs{args.op, inputs, outputs, args.scratch, args.prepared});
   for (size_t i = 0; i < outputs.size(); ++i)
     if (is_half(args.outputs[i].dtype)) store_half(output_copies[i], args.outputs[i]);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <kiln/error.hpp>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -22,6 +23,17 @@ void require_same_dims(const exec::KernelArgs& args);
 // The op's (decoded, so non-negative) axis when the views have it; kiln::Error(shape) naming the op
 // otherwise.
 int64_t require_axis(const ir::Op& op, int64_t axis, int64_t rank);
+
+[[noreturn]] void throw_unprepared(const ir::Op& op);
+// The state the kernel's prepare derived (exec::KernelArgs::prepared); kiln::Error(internal) when
+// the caller prepared nothing, which every caller of a kernel with a prepare must.
+template <class State> const State& prepared(const exec::KernelArgs& args) {
+  if (!args.prepared) throw_unprepared(args.op);
+  return *static_cast<const State*>(args.prepared);
+}
+template <class State> exec::PreparedState make_prepared(State state) {
+  return std::make_shared<const State>(std::move(state));
+}
 
 template <DType... Ds> struct DTypeList {};
 using FloatDTypes = DTypeList<DType::f32, DType::f64, DType::f16, DType::bf16>;
