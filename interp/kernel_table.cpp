@@ -25,7 +25,11 @@ exec::Kernel kernel_for(ir::OpKind kind) {
 exec::KernelPrepare prepare_for(ir::OpKind kind) {
   using ir::OpKind;
   switch (kind) {
-  // No kernel derives anything once yet.
+  case OpKind::conv2d: return prepare_conv2d;
+  case OpKind::max_pool2d:
+  case OpKind::avg_pool2d: return prepare_pool2d;
+  // Their per-call work is the element loop itself (unary ops, cast), or what they check and derive
+  // is no more than a few compares (the data movement and creation ops, matmul).
   case OpKind::neg:
   case OpKind::abs:
   case OpKind::exp:
@@ -62,9 +66,6 @@ exec::KernelPrepare prepare_for(ir::OpKind kind) {
   case OpKind::rms_norm:
   case OpKind::batch_norm:
   case OpKind::matmul:
-  case OpKind::conv2d:
-  case OpKind::max_pool2d:
-  case OpKind::avg_pool2d:
   case OpKind::reshape:
   case OpKind::transpose:
   case OpKind::broadcast_to:

@@ -107,14 +107,24 @@ template <class T> void im2col(const T* image, const ConvShape& s, const Window&
   });
 }
 
-template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, const ConvShape& s) {
+// What conv2d derives from the op and its static dims: the checked shape, the window and the
+// thread split its column buffers were sized for.
+struct ConvPlan {
+  Window w;
+  ConvShape s;
+  ColumnBuffers buffers;
+};
+
+template <class T> void conv2d_typed(const KernelArgs& args, const ConvPlan& plan) {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Window& w = plan.w;
+  const ConvShape& s = plan.s;
   const T* x = args.inputs[0].as<const T>();
   const T* weight = args.inputs[1].as<const T>();
   const T* bias = args.inputs.size() > 2 ? args.inputs[2].as<const T>() : nullptr;
   T* y = args.outputs[0].as<T>();
   const int64_t patch = s.group_in() * w.kh * w.kw;
-  const ColumnBuffers buffers = column_buffers(s, w);
+  const ColumnBuffers& buffers = plan.buffers;
   const bool pointwise = buffers.pointwise, tasks_in_parallel = buffers.tasks_in_parallel;
   const size_t needed = size_t(buffers.elements * buffers.count) * sizeof(T);
   if (args.scratch.size() < needed)
@@ -156,53 +166,90 @@ template <class T> void conv2d_typed(const KernelArgs& args, const Window& w, co
 
 enum class Pool { max, average };
 
-template <class T> void pool_typed(const KernelArgs& args, const Window& w, Pool kind, bool include_pad) {
-  std::span<const int64_t> xd = args.inputs[0].dims, yd = args.outputs[0].dims;
-  const int64_t height = xd[2], width = xd[3], out_height = yd[2], out_width = yd[3];
+// What a pool derives from the op and its static dims: the checked window and the loop extents.
+struct PoolPlan {
+  Window w;
+  Pool kind;
+  bool include_pad;
+  int64_t planes, height, width, out_height, out_width;
+  bool parallel;
+};
+
+template <class T> void pool_typed(const KernelArgs& args, const PoolPlan& p) {
+  const Window& w = p.w;
+  const int64_t height = p.height, width = p.width, out_height = p.out_height, out_width = p.out_width;
   const T* x = args.inputs[0].as<const T>();
   T* y = args.outputs[0].as<T>();
-  exec::parallel_for(
-      xd[0] * xd[1], exec::worth_parallel(xd[0] * xd[1] * out_height * out_width * w.kh * w.kw), [&](int64_t plane) {
-        const T* in = x + plane * height * width;
-        T* out = y + plane * out_height * out_width;
-        for (int64_t oh = 0; oh < out_height; ++oh)
-          for (int64_t ow = 0; ow < out_width; ++ow) {
-            const int64_t h0 = oh * w.sh - w.ph, w0 = ow * w.sw - w.pw;
-            const int64_t h_begin = std::max<int64_t>(h0, 0), h_end = std::min(h0 + w.kh, height);
-            const int64_t w_begin = std::max<int64_t>(w0, 0), w_end = std::min(w0 + w.kw, width);
-            T max = -std::numeric_limits<T>::infinity();
-            double sum = 0;
-            for (int64_t h = h_begin; h < h_end; ++h)
-              for (int64_t c = w_begin; c < w_end; ++c) {
-                max = nan_max(max, in[h * width + c]);
-                sum += in[h * width + c];
-              }
-            // Padding never wins a max; the average counts it only with count_include_pad.
-            const double count = include_pad ? double(w.kh * w.kw) : double((h_end - h_begin) * (w_end - w_begin));
-            out[oh * out_width + ow] = kind == Pool::max ? max : T(sum / count);
+  exec::parallel_for(p.planes, p.parallel, [&](int64_t plane) {
+    const T* in = x + plane * height * width;
+    T* out = y + plane * out_height * out_width;
+    for (int64_t oh = 0; oh < out_height; ++oh)
+      for (int64_t ow = 0; ow < out_width; ++ow) {
+        const int64_t h0 = oh * w.sh - w.ph, w0 = ow * w.sw - w.pw;
+        const int64_t h_begin = std::max<int64_t>(h0, 0), h_end = std::min(h0 + w.kh, height);
+        const int64_t w_begin = std::max<int64_t>(w0, 0), w_end = std::min(w0 + w.kw, width);
+        T max = -std::numeric_limits<T>::infinity();
+        double sum = 0;
+        for (int64_t h = h_begin; h < h_end; ++h)
+          for (int64_t c = w_begin; c < w_end; ++c) {
+            max = nan_max(max, in[h * width + c]);
+            sum += in[h * width + c];
           }
-      });
+        // Padding never wins a max; the average counts it only with count_include_pad.
+        const double count = p.include_pad ? double(w.kh * w.kw) : double((h_end - h_begin) * (w_end - w_begin));
+        out[oh * out_width + ow] = p.kind == Pool::max ? max : T(sum / count);
+      }
+  });
 }
 
-void pool(const KernelArgs& args, const ir::PoolParams& window, Pool kind, bool include_pad, Kernel self) {
+PoolPlan pool_plan(const KernelArgs& args) {
   require_uniform_dtype(args);
-  const auto& [kernel, stride, padding] = window;
+  const bool average = args.op.kind == ir::OpKind::avg_pool2d;
+  const auto& [kernel, stride, padding] =
+      average ? ir::params_of<ir::AvgPoolParams>(args.op).window : ir::params_of<ir::PoolParams>(args.op);
   const Window w{kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1], 1, 1};
   check_output(args, w, args.inputs[0].dims.size() == 4 ? args.inputs[0].dims[1] : -1);
+  std::span<const int64_t> x = args.inputs[0].dims, y = args.outputs[0].dims;
+  const int64_t planes = x[0] * x[1];
+  return {w,
+          average ? Pool::average : Pool::max,
+          average && ir::params_of<ir::AvgPoolParams>(args.op).count_include_pad,
+          planes,
+          x[2],
+          x[3],
+          y[2],
+          y[3],
+          exec::worth_parallel(planes * y[2] * y[3] * w.kh * w.kw)};
+}
+
+void pool(const KernelArgs& args, Kernel self) {
   if (has_half_operand(args)) return run_in_f32(args, self);
+  const PoolPlan& plan = prepared<PoolPlan>(args);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
-                 [&](auto e) { pool_typed<typename decltype(e)::Storage>(args, w, kind, include_pad); });
+                 [&](auto e) { pool_typed<typename decltype(e)::Storage>(args, plan); });
 }
 
 } // namespace
 
-void conv2d(const KernelArgs& args) {
+exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View> inputs,
+                                   std::span<const exec::View> outputs) {
+  const KernelArgs args{op, inputs, outputs};
   require_uniform_dtype(args);
   const Window w = conv_window(args);
-  const ConvShape s = conv_shape(args, w, ir::params_of<ir::ConvParams>(args.op).groups);
+  const ConvShape s = conv_shape(args, w, ir::params_of<ir::ConvParams>(op).groups);
+  return make_prepared(ConvPlan{w, s, column_buffers(s, w)});
+}
+
+exec::PreparedState prepare_pool2d(const ir::Op& op, std::span<const exec::View> inputs,
+                                   std::span<const exec::View> outputs) {
+  return make_prepared(pool_plan(KernelArgs{op, inputs, outputs}));
+}
+
+void conv2d(const KernelArgs& args) {
   if (has_half_operand(args)) return run_in_f32(args, conv2d);
+  const ConvPlan& plan = prepared<ConvPlan>(args);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
-                 [&](auto e) { conv2d_typed<typename decltype(e)::Storage>(args, w, s); });
+                 [&](auto e) { conv2d_typed<typename decltype(e)::Storage>(args, plan); });
 }
 
 size_t conv2d_scratch_bytes(const KernelArgs& args) {
@@ -214,12 +261,7 @@ size_t conv2d_scratch_bytes(const KernelArgs& args) {
       checked_mul(checked_mul(buffers.elements, buffers.count, "conv2d scratch"), int64_t(element), "conv2d scratch"));
 }
 
-void max_pool2d(const KernelArgs& args) {
-  pool(args, ir::params_of<ir::PoolParams>(args.op), Pool::max, false, max_pool2d);
-}
-void avg_pool2d(const KernelArgs& args) {
-  const auto& params = ir::params_of<ir::AvgPoolParams>(args.op);
-  pool(args, params.window, Pool::average, params.count_include_pad, avg_pool2d);
-}
+void max_pool2d(const KernelArgs& args) { pool(args, max_pool2d); }
+void avg_pool2d(const KernelArgs& args) { pool(args, avg_pool2d); }
 
 } // namespace kiln::interp

@@ -12,6 +12,14 @@ namespace kiln::interp {
 #include "ir/op_table.def"
 #undef KILN_OP
 
+// The prepares (exec::KernelPrepare) of the kernels that have one, chosen in kernel_table.cpp's
+// prepare_for: what they derive from the op and its static dims once, each kernel reads per call.
+exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View> inputs,
+                                   std::span<const exec::View> outputs);
+// max_pool2d, avg_pool2d
+exec::PreparedState prepare_pool2d(const ir::Op& op, std::span<const exec::View> inputs,
+                                   std::span<const exec::View> outputs);
+
 // The scratch conv2d's column buffers take (kernel_scratch_bytes).
 size_t conv2d_scratch_bytes(const exec::KernelArgs& args);
 
