@@ -25,6 +25,13 @@ exec::Kernel kernel_for(ir::OpKind kind) {
 exec::KernelPrepare prepare_for(ir::OpKind kind) {
   using ir::OpKind;
   switch (kind) {
+  case OpKind::reduce_sum:
+  case OpKind::reduce_mean:
+  case OpKind::reduce_max:
+  case OpKind::reduce_min: return prepare_reduction;
+  case OpKind::argmax: return prepare_argmax;
+  case OpKind::softmax:
+  case OpKind::log_softmax: return prepare_softmax;
   case OpKind::conv2d: return prepare_conv2d;
   case OpKind::max_pool2d:
   case OpKind::avg_pool2d: return prepare_pool2d;
@@ -55,13 +62,6 @@ exec::KernelPrepare prepare_for(ir::OpKind kind) {
   case OpKind::where:
   case OpKind::cast:
   case OpKind::clamp:
-  case OpKind::reduce_sum:
-  case OpKind::reduce_mean:
-  case OpKind::reduce_max:
-  case OpKind::reduce_min:
-  case OpKind::argmax:
-  case OpKind::softmax:
-  case OpKind::log_softmax:
   case OpKind::layer_norm:
   case OpKind::rms_norm:
   case OpKind::batch_norm:

@@ -14,6 +14,14 @@ namespace kiln::interp {
 
 // The prepares (exec::KernelPrepare) of the kernels that have one, chosen in kernel_table.cpp's
 // prepare_for: what they derive from the op and its static dims once, each kernel reads per call.
+// reduce_sum, reduce_mean, reduce_max, reduce_min
+exec::PreparedState prepare_reduction(const ir::Op& op, std::span<const exec::View> inputs,
+                                      std::span<const exec::View> outputs);
+exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const exec::View> inputs,
+                                   std::span<const exec::View> outputs);
+// softmax, log_softmax
+exec::PreparedState prepare_softmax(const ir::Op& op, std::span<const exec::View> inputs,
+                                    std::span<const exec::View> outputs);
 exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View> inputs,
                                    std::span<const exec::View> outputs);
 // max_pool2d, avg_pool2d

@@ -89,23 +89,14 @@ void reduce_middle(int64_t outer, int64_t middle, int64_t inner, Load load, Comb
   });
 }
 
-// Reduces x over the groups' reduced axes, last group first, into accumulators in result order.
-template <class E, class Acc, class Combine>
-std::vector<Acc> reduce_groups(const View& x, std::vector<AxisGroup> groups, Combine combine) {
-  const auto* data = x.as<const typename E::Storage>();
-  std::vector<Acc> partial;
-  bool from_input = true;
-  auto pass = [&](int64_t outer, int64_t middle, int64_t inner) {
-    std::vector<Acc> next(size_t(outer * inner));
-    if (from_input)
-      reduce_middle(
-          outer, middle, inner, [&](int64_t i) { return Acc(E::load(data[i])); }, combine, next.data());
-    else
-      reduce_middle(
-          outer, middle, inner, [&](int64_t i) { return partial[size_t(i)]; }, combine, next.data());
-    partial = std::move(next);
-    from_input = false;
-  };
+// One [outer, middle, inner] pass of a reduction.
+struct ReducePass {
+  int64_t outer, middle, inner;
+};
+
+// The groups' reduced axes as passes, last group first, each over what the previous one left.
+std::vector<ReducePass> reduce_passes(std::vector<AxisGroup> groups, int64_t numel) {
+  std::vector<ReducePass> passes;
   for (;;) {
     auto last = std::find_if(groups.rbegin(), groups.rend(), [](const AxisGroup& g) { return g.reduced; });
     if (last == groups.rend()) break;
@@ -115,49 +106,99 @@ std::vector<Acc> reduce_groups(const View& x, std::vector<AxisGroup> groups, Com
       outer *= it->size;
     for (auto it = g + 1; it != groups.end(); ++it)
       inner *= it->size;
-    pass(outer, g->size, inner);
+    passes.push_back({outer, g->size, inner});
     groups.erase(g);
   }
-  if (from_input) pass(x.numel(), 1, 1); // only size-1 axes were reduced: a copy
+  if (passes.empty()) passes.push_back({numel, 1, 1}); // only size-1 axes were reduced: a copy
+  return passes;
+}
+
+// What a reduction derives from the op and its static dims. `empty_result`: nothing to write;
+// `empty_input`: the result is the reduction's identity (reduce_empty).
+struct ReducePlan {
+  bool empty_result = false, empty_input = false;
+  std::vector<ReducePass> passes;
+  double count = 0; // input elements per result element, for the mean
+};
+
+Reduction reduction_of(ir::OpKind kind) {
+  if (kind == ir::OpKind::reduce_max) return Reduction::max;
+  if (kind == ir::OpKind::reduce_min) return Reduction::min;
+  return kind == ir::OpKind::reduce_mean ? Reduction::mean : Reduction::sum;
+}
+
+ReducePlan reduce_plan(const KernelArgs& args) {
+  require_same_dtype(args, {0});
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  ReducePlan plan;
+  plan.empty_result = y.numel() == 0;
+  plan.empty_input = x.numel() == 0;
+  if (plan.empty_result) return plan;
+  const Reduction kind = reduction_of(args.op.kind);
+  if (plan.empty_input && (kind == Reduction::max || kind == Reduction::min))
+    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": cannot reduce an empty axis (no identity)");
+  if (plan.empty_input) return plan;
+  const std::vector<AxisGroup> groups = axis_groups(args.op, x.dims);
+  int64_t kept = 1;
+  for (const AxisGroup& g : groups)
+    kept *= g.reduced ? 1 : g.size;
+  if (kept != y.numel())
+    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result dims " + dims_string(y.dims) +
+                                      " do not match the reduction of " + dims_string(x.dims));
+  plan.passes = reduce_passes(groups, x.numel());
+  plan.count = double(x.numel() / y.numel());
+  return plan;
+}
+
+// Runs the plan's passes over x, the first from the input, into accumulators in result order.
+template <class E, class Acc, class Combine>
+std::vector<Acc> run_passes(const View& x, std::span<const ReducePass> passes, Combine combine) {
+  const auto* data = x.as<const typename E::Storage>();
+  std::vector<Acc> partial;
+  bool from_input = true;
+  for (const ReducePass& p : passes) {
+    std::vector<Acc> next(size_t(p.outer * p.inner));
+    if (from_input)
+      reduce_middle(
+          p.outer, p.middle, p.inner, [&](int64_t i) { return Acc(E::load(data[i])); }, combine, next.data());
+    else
+      reduce_middle(
+          p.outer, p.middle, p.inner, [&](int64_t i) { return partial[size_t(i)]; }, combine, next.data());
+    partial = std::move(next);
+    from_input = false;
+  }
   return partial;
 }
 
-// Reducing an empty axis: sums are 0, means NaN (0 / 0), max and min have no answer.
+// Reducing an empty axis: sums are 0, means NaN (0 / 0); max and min were refused by reduce_plan.
 template <class E> void reduce_empty(const KernelArgs& args, Reduction kind) {
-  if (kind == Reduction::max || kind == Reduction::min)
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": cannot reduce an empty axis (no identity)");
   using C = typename E::Compute;
   const C value = kind == Reduction::sum ? C(0) : C(std::numeric_limits<double>::quiet_NaN());
   auto* out = args.outputs[0].as<typename E::Storage>();
   std::fill(out, out + args.outputs[0].numel(), E::store(value));
 }
 
-template <class E> void reduce_typed(const KernelArgs& args, Reduction kind) {
+template <class E> void reduce_typed(const KernelArgs& args, const ReducePlan& plan, Reduction kind) {
   using C = typename E::Compute;
   using Acc = Accumulator<C>;
   const View &x = args.inputs[0], &y = args.outputs[0];
-  if (y.numel() == 0) return;
-  if (x.numel() == 0) return reduce_empty<E>(args, kind);
-  std::vector<AxisGroup> groups = axis_groups(args.op, x.dims);
+  if (plan.empty_result) return;
+  if (plan.empty_input) return reduce_empty<E>(args, kind);
   std::vector<Acc> acc;
   if (kind == Reduction::max)
-    acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return nan_max(a, b); });
+    acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return nan_max(a, b); });
   else if (kind == Reduction::min)
-    acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return nan_min(a, b); });
+    acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return nan_min(a, b); });
   else
-    acc = reduce_groups<E, Acc>(x, groups, [](Acc a, Acc b) { return wrapping_add(a, b); });
-  if (int64_t(acc.size()) != y.numel())
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result dims " + dims_string(y.dims) +
-                                      " do not match the reduction of " + dims_string(x.dims));
-  const double count = double(x.numel() / y.numel());
+    acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return wrapping_add(a, b); });
   auto* out = y.as<typename E::Storage>();
   for (size_t i = 0; i < acc.size(); ++i)
-    out[i] = E::store(kind == Reduction::mean ? C(double(acc[i]) / count) : C(acc[i]));
+    out[i] = E::store(kind == Reduction::mean ? C(double(acc[i]) / plan.count) : C(acc[i]));
 }
 
 template <class DTypes> void reduce(const KernelArgs& args, Reduction kind) {
-  require_same_dtype(args, {0});
-  dispatch_dtype(DTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { reduce_typed<decltype(e)>(args, kind); });
+  const ReducePlan& plan = prepared<ReducePlan>(args);
+  dispatch_dtype(DTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { reduce_typed<decltype(e)>(args, plan, kind); });
 }
 
 // x viewed as [outer, size of axis, inner] for the ops that work along one axis.
@@ -177,8 +218,7 @@ AxisSplit split_at_axis(const ir::Op& op, int64_t axis, std::span<const int64_t>
 // Columns of `inner` handled together by softmax, so rows are read contiguously.
 constexpr int64_t kColumnBlock = 64;
 
-template <class T> void softmax_typed(const KernelArgs& args, bool log_form) {
-  const AxisSplit s = split_at_axis(args.op, ir::params_of<ir::AxisParams>(args.op).axis, args.inputs[0].dims);
+template <class T> void softmax_typed(const KernelArgs& args, const AxisSplit& s, bool log_form) {
   const T* x = args.inputs[0].as<const T>();
   T* y = args.outputs[0].as<T>();
   if (s.outer * s.size * s.inner == 0) return;
@@ -208,11 +248,10 @@ template <class T> void softmax_typed(const KernelArgs& args, bool log_form) {
 }
 
 void softmax_any(const KernelArgs& args, bool log_form, Kernel self) {
-  require_same_dtype(args, {0});
-  require_same_dims(args);
   if (has_half_operand(args)) return run_in_f32(args, self);
+  const AxisSplit& s = prepared<AxisSplit>(args);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
-                 [&](auto e) { softmax_typed<typename decltype(e)::Storage>(args, log_form); });
+                 [&](auto e) { softmax_typed<typename decltype(e)::Storage>(args, s, log_form); });
 }
 
 } // namespace
@@ -222,15 +261,33 @@ void reduce_mean(const KernelArgs& args) { reduce<FloatDTypes>(args, Reduction::
 void reduce_max(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::max); }
 void reduce_min(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::min); }
 
+exec::PreparedState prepare_reduction(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  return make_prepared(reduce_plan(KernelArgs{op, inputs, outputs}));
+}
+
+exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  const View &x = inputs[0], &y = outputs[0];
+  if (y.dtype != DType::i64) throw_unsupported_dtype(op, y.dtype);
+  const AxisSplit s = split_at_axis(op, ir::params_of<ir::ArgmaxParams>(op).axis, x.dims);
+  if (y.numel() != s.outer * s.inner)
+    throw Error(ErrorKind::shape, exec::op_place(op) + ": result dims " + dims_string(y.dims) +
+                                      " do not match the reduction of " + dims_string(x.dims));
+  if (s.outer * s.inner != 0 && s.size == 0)
+    throw Error(ErrorKind::shape, exec::op_place(op) + ": argmax of an empty axis");
+  return make_prepared(s);
+}
+
+exec::PreparedState prepare_softmax(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  const KernelArgs args{op, inputs, outputs};
+  require_same_dtype(args, {0});
+  require_same_dims(args);
+  return make_prepared(split_at_axis(op, ir::params_of<ir::AxisParams>(op).axis, inputs[0].dims));
+}
+
 void argmax(const KernelArgs& args) {
   const View &x = args.inputs[0], &y = args.outputs[0];
-  if (y.dtype != DType::i64) throw_unsupported_dtype(args.op, y.dtype);
-  const AxisSplit s = split_at_axis(args.op, ir::params_of<ir::ArgmaxParams>(args.op).axis, x.dims);
-  if (y.numel() != s.outer * s.inner)
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result dims " + dims_string(y.dims) +
-                                      " do not match the reduction of " + dims_string(x.dims));
+  const AxisSplit& s = prepared<AxisSplit>(args);
   if (s.outer * s.inner == 0) return;
-  if (s.size == 0) throw Error(ErrorKind::shape, exec::op_place(args.op) + ": argmax of an empty axis");
   int64_t* out = y.as<int64_t>();
   dispatch_dtype(ArithmeticDTypes{}, x.dtype, args.op, [&](auto e) {
     using E = decltype(e);
