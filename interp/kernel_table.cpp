@@ -32,6 +32,9 @@ exec::KernelPrepare prepare_for(ir::OpKind kind) {
   case OpKind::argmax: return prepare_argmax;
   case OpKind::softmax:
   case OpKind::log_softmax: return prepare_softmax;
+  case OpKind::layer_norm:
+  case OpKind::rms_norm: return prepare_row_norm;
+  case OpKind::batch_norm: return prepare_batch_norm;
   case OpKind::conv2d: return prepare_conv2d;
   case OpKind::max_pool2d:
   case OpKind::avg_pool2d: return prepare_pool2d;
@@ -62,9 +65,6 @@ exec::KernelPrepare prepare_for(ir::OpKind kind) {
   case OpKind::where:
   case OpKind::cast:
   case OpKind::clamp:
-  case OpKind::layer_norm:
-  case OpKind::rms_norm:
-  case OpKind::batch_norm:
   case OpKind::matmul:
   case OpKind::reshape:
   case OpKind::transpose:

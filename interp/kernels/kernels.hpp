@@ -22,6 +22,11 @@ exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const exec::View>
 // softmax, log_softmax
 exec::PreparedState prepare_softmax(const ir::Op& op, std::span<const exec::View> inputs,
                                     std::span<const exec::View> outputs);
+// layer_norm, rms_norm
+exec::PreparedState prepare_row_norm(const ir::Op& op, std::span<const exec::View> inputs,
+                                     std::span<const exec::View> outputs);
+exec::PreparedState prepare_batch_norm(const ir::Op& op, std::span<const exec::View> inputs,
+                                       std::span<const exec::View> outputs);
 exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View> inputs,
                                    std::span<const exec::View> outputs);
 // max_pool2d, avg_pool2d

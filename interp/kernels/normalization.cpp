@@ -14,15 +14,16 @@ double eps_of(const ir::Op& op) {
   return ir::params_of<ir::NormParams>(op).eps;
 }
 
-// x viewed as [rows, features] where features are the dims from `axis` on.
+// x viewed as [rows, features] where features are the dims from `axis` on; the op's eps.
 struct RowSplit {
   int64_t rows, features;
+  double eps;
 };
 
 RowSplit rows_from_axis(const KernelArgs& args) {
   std::span<const int64_t> dims = args.inputs[0].dims;
   const int64_t axis = require_axis(args.op, ir::params_of<ir::NormParams>(args.op).axis, int64_t(dims.size()));
-  const RowSplit s{product(dims.subspan(0, size_t(axis))), product(dims.subspan(size_t(axis)))};
+  const RowSplit s{product(dims.subspan(0, size_t(axis))), product(dims.subspan(size_t(axis))), eps_of(args.op)};
   for (size_t i = 1; i < args.inputs.size(); ++i)
     if (args.inputs[i].numel() != s.features)
       throw Error(ErrorKind::shape, exec::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
@@ -32,13 +33,12 @@ RowSplit rows_from_axis(const KernelArgs& args) {
 }
 
 // Statistics in double, two passes: the variance does not cancel catastrophically.
-template <class T> void layer_norm_typed(const KernelArgs& args) {
-  const RowSplit s = rows_from_axis(args);
+template <class T> void layer_norm_typed(const KernelArgs& args, const RowSplit& s) {
   const T* x = args.inputs[0].as<const T>();
   const T* weight = args.inputs.size() > 1 ? args.inputs[1].as<const T>() : nullptr;
   const T* bias = args.inputs.size() > 2 ? args.inputs[2].as<const T>() : nullptr;
   T* y = args.outputs[0].as<T>();
-  const double eps = eps_of(args.op);
+  const double eps = s.eps;
   if (s.features == 0) return;
   exec::parallel_for(s.rows, exec::worth_parallel(s.rows * s.features), [&](int64_t r) {
     const T* in = x + r * s.features;
@@ -59,12 +59,11 @@ template <class T> void layer_norm_typed(const KernelArgs& args) {
   });
 }
 
-template <class T> void rms_norm_typed(const KernelArgs& args) {
-  const RowSplit s = rows_from_axis(args);
+template <class T> void rms_norm_typed(const KernelArgs& args, const RowSplit& s) {
   const T* x = args.inputs[0].as<const T>();
   const T* weight = args.inputs.size() > 1 ? args.inputs[1].as<const T>() : nullptr;
   T* y = args.outputs[0].as<T>();
-  const double eps = eps_of(args.op);
+  const double eps = s.eps;
   if (s.features == 0) return;
   exec::parallel_for(s.rows, exec::worth_parallel(s.rows * s.features), [&](int64_t r) {
     const T* in = x + r * s.features;
@@ -78,23 +77,34 @@ template <class T> void rms_norm_typed(const KernelArgs& args) {
   });
 }
 
-// y = x * scale[c] + shift[c], with scale and shift folded from the statistics once per channel.
-template <class T> void batch_norm_typed(const KernelArgs& args) {
+// x viewed as [batch, channels, plane]; the op's eps.
+struct ChannelSplit {
+  int64_t batch, channels, plane;
+  double eps;
+};
+
+ChannelSplit channels_of(const KernelArgs& args) {
   std::span<const int64_t> dims = args.inputs[0].dims;
   if (dims.size() < 2)
     throw Error(ErrorKind::shape,
                 exec::op_place(args.op) + ": input " + dims_string(dims) + " needs rank >= 2 (N, C, ...)");
-  const int64_t batch = dims[0], channels = dims[1], plane = product(dims.subspan(2));
+  const ChannelSplit s{dims[0], dims[1], product(dims.subspan(2)), eps_of(args.op)};
   for (size_t i = 1; i < args.inputs.size(); ++i)
-    if (args.inputs[i].numel() != channels)
+    if (args.inputs[i].numel() != s.channels)
       throw Error(ErrorKind::shape, exec::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
                                         std::to_string(args.inputs[i].numel()) + " elements, expected " +
-                                        std::to_string(channels));
+                                        std::to_string(s.channels));
+  return s;
+}
+
+// y = x * scale[c] + shift[c], with scale and shift folded from the statistics once per channel.
+template <class T> void batch_norm_typed(const KernelArgs& args, const ChannelSplit& s) {
+  const int64_t batch = s.batch, channels = s.channels, plane = s.plane;
   const T* mean = args.inputs[1].as<const T>();
   const T* var = args.inputs[2].as<const T>();
   const T* weight = args.inputs.size() > 3 ? args.inputs[3].as<const T>() : nullptr;
   const T* bias = args.inputs.size() > 4 ? args.inputs[4].as<const T>() : nullptr;
-  const double eps = eps_of(args.op);
+  const double eps = s.eps;
   std::vector<double> scale(static_cast<size_t>(channels)), shift(static_cast<size_t>(channels));
   for (int64_t c = 0; c < channels; ++c) {
     scale[size_t(c)] = (weight ? double(weight[c]) : 1.0) / std::sqrt(double(var[c]) + eps);
@@ -109,23 +119,43 @@ template <class T> void batch_norm_typed(const KernelArgs& args) {
   });
 }
 
-template <class Typed> void normalization(const KernelArgs& args, Kernel self, Typed typed) {
+// The checks every normalization makes before its own (`split`).
+template <class Split>
+exec::PreparedState prepare_normalization(const KernelArgs& args, Split (*split)(const KernelArgs&)) {
   require_uniform_dtype(args);
   require_same_dims(args);
+  return make_prepared(split(args));
+}
+
+template <class Split, class Typed> void normalization(const KernelArgs& args, Kernel self, Typed typed) {
   if (has_half_operand(args)) return run_in_f32(args, self);
-  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { typed(e); });
+  const Split& split = prepared<Split>(args);
+  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op, [&](auto e) { typed(e, split); });
 }
 
 } // namespace
 
+exec::PreparedState prepare_row_norm(const ir::Op& op, std::span<const exec::View> inputs,
+                                     std::span<const exec::View> outputs) {
+  return prepare_normalization(KernelArgs{op, inputs, outputs}, rows_from_axis);
+}
+exec::PreparedState prepare_batch_norm(const ir::Op& op, std::span<const exec::View> inputs,
+                                       std::span<const exec::View> outputs) {
+  return prepare_normalization(KernelArgs{op, inputs, outputs}, channels_of);
+}
+
 void layer_norm(const KernelArgs& args) {
-  normalization(args, layer_norm, [&](auto e) { layer_norm_typed<typename decltype(e)::Storage>(args); });
+  normalization<RowSplit>(args, layer_norm,
+                          [&](auto e, const RowSplit& s) { layer_norm_typed<typename decltype(e)::Storage>(args, s); });
 }
 void rms_norm(const KernelArgs& args) {
-  normalization(args, rms_norm, [&](auto e) { rms_norm_typed<typename decltype(e)::Storage>(args); });
+  normalization<RowSplit>(args, rms_norm,
+                          [&](auto e, const RowSplit& s) { rms_norm_typed<typename decltype(e)::Storage>(args, s); });
 }
 void batch_norm(const KernelArgs& args) {
-  normalization(args, batch_norm, [&](auto e) { batch_norm_typed<typename decltype(e)::Storage>(args); });
+  normalization<ChannelSplit>(args, batch_norm, [&](auto e, const ChannelSplit& s) {
+    batch_norm_typed<typename decltype(e)::Storage>(args, s);
+  });
 }
 
 } // namespace kiln::interp
