@@ -25,6 +25,16 @@ exec::Kernel kernel_for(ir::OpKind kind) {
 exec::KernelPrepare prepare_for(ir::OpKind kind) {
   using ir::OpKind;
   switch (kind) {
+  case OpKind::add:
+  case OpKind::sub:
+  case OpKind::mul:
+  case OpKind::div:
+  case OpKind::pow:
+  case OpKind::maximum:
+  case OpKind::minimum: return prepare_binary;
+  case OpKind::compare: return prepare_compare;
+  case OpKind::where: return prepare_where;
+  case OpKind::clamp: return prepare_clamp;
   case OpKind::reduce_sum:
   case OpKind::reduce_mean:
   case OpKind::reduce_max:
@@ -54,17 +64,7 @@ exec::KernelPrepare prepare_for(ir::OpKind kind) {
   case OpKind::erf:
   case OpKind::sin:
   case OpKind::cos:
-  case OpKind::add:
-  case OpKind::sub:
-  case OpKind::mul:
-  case OpKind::div:
-  case OpKind::pow:
-  case OpKind::maximum:
-  case OpKind::minimum:
-  case OpKind::compare:
-  case OpKind::where:
   case OpKind::cast:
-  case OpKind::clamp:
   case OpKind::matmul:
   case OpKind::reshape:
   case OpKind::transpose:

@@ -43,7 +43,7 @@ template <class In, class Out, class Fn> void binary_map(const KernelArgs& args,
   using S = typename In::Storage;
   using R = typename Out::Storage;
   const View &a = args.inputs[0], &b = args.inputs[1], &out = args.outputs[0];
-  const StridedLoop<2> loop = broadcast_loop<2>(out.dims, {a.dims, b.dims}, args.op);
+  const StridedLoop<2>& loop = prepared<StridedLoop<2>>(args);
   const S* a_data = a.as<const S>();
   const S* b_data = b.as<const S>();
   R* out_data = out.as<R>();
@@ -68,7 +68,6 @@ template <class In, class Out, class Fn> void binary_map(const KernelArgs& args,
 }
 
 template <class DTypes, class Fn> void binary(const KernelArgs& args, Fn fn) {
-  require_same_dtype(args, {0, 1});
   dispatch_dtype(DTypes{}, args.inputs[0].dtype, args.op,
                  [&](auto e) { binary_map<decltype(e), decltype(e)>(args, fn); });
 }
@@ -128,6 +127,28 @@ template <class Fn> void with_predicate(const ir::Op& op, Fn&& fn) {
 }
 
 } // namespace
+
+exec::PreparedState prepare_binary(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  require_same_dtype(KernelArgs{op, inputs, outputs}, {0, 1});
+  return make_prepared(broadcast_loop<2>(outputs[0].dims, {inputs[0].dims, inputs[1].dims}, op));
+}
+
+exec::PreparedState prepare_compare(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  require_same_dtype(KernelArgs{op, inputs, outputs}, {0, 1}, false);
+  if (outputs[0].dtype != DType::boolean) throw_unsupported_dtype(op, outputs[0].dtype);
+  return make_prepared(broadcast_loop<2>(outputs[0].dims, {inputs[0].dims, inputs[1].dims}, op));
+}
+
+exec::PreparedState prepare_where(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  if (inputs[0].dtype != DType::boolean) throw_unsupported_dtype(op, inputs[0].dtype);
+  require_same_dtype(KernelArgs{op, inputs, outputs}, {1, 2});
+  return make_prepared(broadcast_loop<3>(outputs[0].dims, {inputs[0].dims, inputs[1].dims, inputs[2].dims}, op));
+}
+
+exec::PreparedState prepare_clamp(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  require_same_dtype(KernelArgs{op, inputs, outputs}, {0, 1, 2});
+  return make_prepared(broadcast_loop<3>(outputs[0].dims, {inputs[0].dims, inputs[1].dims, inputs[2].dims}, op));
+}
 
 void neg(const KernelArgs& args) {
   unary<ArithmeticDTypes>(args, [](auto x) { return wrapping_neg(x); });
@@ -212,8 +233,6 @@ void minimum(const KernelArgs& args) {
 }
 
 void compare(const KernelArgs& args) {
-  require_same_dtype(args, {0, 1}, false);
-  if (args.outputs[0].dtype != DType::boolean) throw_unsupported_dtype(args.op, args.outputs[0].dtype);
   with_predicate(args.op, [&](auto predicate) {
     dispatch_dtype(AllDTypes{}, args.inputs[0].dtype, args.op, [&](auto e) {
       binary_map<decltype(e), Element<DType::boolean>>(args, [&](auto a, auto b) { return predicate(a, b); });
@@ -222,10 +241,8 @@ void compare(const KernelArgs& args) {
 }
 
 void where(const KernelArgs& args) {
-  if (args.inputs[0].dtype != DType::boolean) throw_unsupported_dtype(args.op, args.inputs[0].dtype);
-  require_same_dtype(args, {1, 2});
   const View &cond = args.inputs[0], &a = args.inputs[1], &b = args.inputs[2], &out = args.outputs[0];
-  const StridedLoop<3> loop = broadcast_loop<3>(out.dims, {cond.dims, a.dims, b.dims}, args.op);
+  const StridedLoop<3>& loop = prepared<StridedLoop<3>>(args);
   const int64_t sc = loop.inner_stride(0), sa = loop.inner_stride(1), sb = loop.inner_stride(2);
   // Selection moves bits, so one instantiation per element size serves every dtype.
   dispatch_element_size(dtype_size(out.dtype), [&](auto word) {
@@ -242,9 +259,8 @@ void where(const KernelArgs& args) {
 }
 
 void clamp(const KernelArgs& args) {
-  require_same_dtype(args, {0, 1, 2});
   const View &x = args.inputs[0], &lo = args.inputs[1], &hi = args.inputs[2], &out = args.outputs[0];
-  const StridedLoop<3> loop = broadcast_loop<3>(out.dims, {x.dims, lo.dims, hi.dims}, args.op);
+  const StridedLoop<3>& loop = prepared<StridedLoop<3>>(args);
   const int64_t sx = loop.inner_stride(0), sl = loop.inner_stride(1), sh = loop.inner_stride(2);
   dispatch_dtype(ArithmeticDTypes{}, x.dtype, args.op, [&](auto e) {
     using E = decltype(e);

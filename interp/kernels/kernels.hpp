@@ -14,6 +14,15 @@ namespace kiln::interp {
 
 // The prepares (exec::KernelPrepare) of the kernels that have one, chosen in kernel_table.cpp's
 // prepare_for: what they derive from the op and its static dims once, each kernel reads per call.
+// add, sub, mul, div, pow, maximum, minimum
+exec::PreparedState prepare_binary(const ir::Op& op, std::span<const exec::View> inputs,
+                                   std::span<const exec::View> outputs);
+exec::PreparedState prepare_compare(const ir::Op& op, std::span<const exec::View> inputs,
+                                    std::span<const exec::View> outputs);
+exec::PreparedState prepare_where(const ir::Op& op, std::span<const exec::View> inputs,
+                                  std::span<const exec::View> outputs);
+exec::PreparedState prepare_clamp(const ir::Op& op, std::span<const exec::View> inputs,
+                                  std::span<const exec::View> outputs);
 // reduce_sum, reduce_mean, reduce_max, reduce_min
 exec::PreparedState prepare_reduction(const ir::Op& op, std::span<const exec::View> inputs,
                                       std::span<const exec::View> outputs);
