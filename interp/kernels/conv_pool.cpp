@@ -169,15 +169,17 @@ enum class Pool { max, average };
 // What a pool derives from the op and its static dims: the checked window and the loop extents.
 struct PoolPlan {
   Window w;
-  Pool kind;
   bool include_pad;
   int64_t planes, height, width, out_height, out_width;
   bool parallel;
 };
 
-template <class T> void pool_typed(const KernelArgs& args, const PoolPlan& p) {
-  const Window& w = p.w;
+// `kind` comes from the kernel, not the plan, and the window is copied to the stack: read from the
+// plan, max_pool2d ran 4.5% more instructions (callgrind), 3.4% with these.
+template <class T> void pool_typed(const KernelArgs& args, const PoolPlan& p, Pool kind) {
+  const Window w = p.w;
   const int64_t height = p.height, width = p.width, out_height = p.out_height, out_width = p.out_width;
+  const bool include_pad = p.include_pad;
   const T* x = args.inputs[0].as<const T>();
   T* y = args.outputs[0].as<T>();
   exec::parallel_for(p.planes, p.parallel, [&](int64_t plane) {
@@ -196,8 +198,8 @@ template <class T> void pool_typed(const KernelArgs& args, const PoolPlan& p) {
             sum += in[h * width + c];
           }
         // Padding never wins a max; the average counts it only with count_include_pad.
-        const double count = p.include_pad ? double(w.kh * w.kw) : double((h_end - h_begin) * (w_end - w_begin));
-        out[oh * out_width + ow] = p.kind == Pool::max ? max : T(sum / count);
+        const double count = include_pad ? double(w.kh * w.kw) : double((h_end - h_begin) * (w_end - w_begin));
+        out[oh * out_width + ow] = kind == Pool::max ? max : T(sum / count);
       }
   });
 }
@@ -211,22 +213,17 @@ PoolPlan pool_plan(const KernelArgs& args) {
   check_output(args, w, args.inputs[0].dims.size() == 4 ? args.inputs[0].dims[1] : -1);
   std::span<const int64_t> x = args.inputs[0].dims, y = args.outputs[0].dims;
   const int64_t planes = x[0] * x[1];
-  return {w,
-          average ? Pool::average : Pool::max,
-          average && ir::params_of<ir::AvgPoolParams>(args.op).count_include_pad,
-          planes,
-          x[2],
-          x[3],
-          y[2],
-          y[3],
-          exec::worth_parallel(planes * y[2] * y[3] * w.kh * w.kw)};
+  return {w,      average && ir::params_of<ir::AvgPoolParams>(args.op).count_include_pad,
+          planes, x[2],
+          x[3],   y[2],
+          y[3],   exec::worth_parallel(planes * y[2] * y[3] * w.kh * w.kw)};
 }
 
-void pool(const KernelArgs& args, Kernel self) {
+void pool(const KernelArgs& args, Pool kind, Kernel self) {
   if (has_half_operand(args)) return run_in_f32(args, self);
   const PoolPlan& plan = prepared<PoolPlan>(args);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
-                 [&](auto e) { pool_typed<typename decltype(e)::Storage>(args, plan); });
+                 [&](auto e) { pool_typed<typename decltype(e)::Storage>(args, plan, kind); });
 }
 
 } // namespace
@@ -261,7 +258,7 @@ size_t conv2d_scratch_bytes(const KernelArgs& args) {
       checked_mul(checked_mul(buffers.elements, buffers.count, "conv2d scratch"), int64_t(element), "conv2d scratch"));
 }
 
-void max_pool2d(const KernelArgs& args) { pool(args, max_pool2d); }
-void avg_pool2d(const KernelArgs& args) { pool(args, avg_pool2d); }
+void max_pool2d(const KernelArgs& args) { pool(args, Pool::max, max_pool2d); }
+void avg_pool2d(const KernelArgs& args) { pool(args, Pool::average, avg_pool2d); }
 
 } // namespace kiln::interp
