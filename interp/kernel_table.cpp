@@ -21,69 +21,27 @@ exec::Kernel kernel_for(ir::OpKind kind) {
   return nullptr;
 }
 
-// As kernel_for: -Wswitch asks of a new op whether its kernel has a prepare.
+// The kernels that check and derive once, at plan time, what would otherwise be redone on every
+// call (windows, broadcast loops, reduction passes, row splits). The others' per-call work is the
+// element loop itself, or a few compares (data movement, creation, matmul).
+const std::pair<ir::OpKind, exec::KernelPrepare> kPrepares[] = {
+    {ir::OpKind::add, prepare_binary},           {ir::OpKind::sub, prepare_binary},
+    {ir::OpKind::mul, prepare_binary},           {ir::OpKind::div, prepare_binary},
+    {ir::OpKind::pow, prepare_binary},           {ir::OpKind::maximum, prepare_binary},
+    {ir::OpKind::minimum, prepare_binary},       {ir::OpKind::compare, prepare_compare},
+    {ir::OpKind::where, prepare_where},          {ir::OpKind::clamp, prepare_clamp},
+    {ir::OpKind::reduce_sum, prepare_reduction}, {ir::OpKind::reduce_mean, prepare_reduction},
+    {ir::OpKind::reduce_max, prepare_reduction}, {ir::OpKind::reduce_min, prepare_reduction},
+    {ir::OpKind::argmax, prepare_argmax},        {ir::OpKind::softmax, prepare_softmax},
+    {ir::OpKind::log_softmax, prepare_softmax},  {ir::OpKind::layer_norm, prepare_row_norm},
+    {ir::OpKind::rms_norm, prepare_row_norm},    {ir::OpKind::batch_norm, prepare_batch_norm},
+    {ir::OpKind::conv2d, prepare_conv2d},        {ir::OpKind::max_pool2d, prepare_pool2d},
+    {ir::OpKind::avg_pool2d, prepare_pool2d},
+};
+
 exec::KernelPrepare prepare_for(ir::OpKind kind) {
-  using ir::OpKind;
-  switch (kind) {
-  case OpKind::add:
-  case OpKind::sub:
-  case OpKind::mul:
-  case OpKind::div:
-  case OpKind::pow:
-  case OpKind::maximum:
-  case OpKind::minimum: return prepare_binary;
-  case OpKind::compare: return prepare_compare;
-  case OpKind::where: return prepare_where;
-  case OpKind::clamp: return prepare_clamp;
-  case OpKind::reduce_sum:
-  case OpKind::reduce_mean:
-  case OpKind::reduce_max:
-  case OpKind::reduce_min: return prepare_reduction;
-  case OpKind::argmax: return prepare_argmax;
-  case OpKind::softmax:
-  case OpKind::log_softmax: return prepare_softmax;
-  case OpKind::layer_norm:
-  case OpKind::rms_norm: return prepare_row_norm;
-  case OpKind::batch_norm: return prepare_batch_norm;
-  case OpKind::conv2d: return prepare_conv2d;
-  case OpKind::max_pool2d:
-  case OpKind::avg_pool2d: return prepare_pool2d;
-  // Their per-call work is the element loop itself (unary ops, cast), or what they check and derive
-  // is no more than a few compares (the data movement and creation ops, matmul).
-  case OpKind::neg:
-  case OpKind::abs:
-  case OpKind::exp:
-  case OpKind::log:
-  case OpKind::sqrt:
-  case OpKind::rsqrt:
-  case OpKind::tanh:
-  case OpKind::sigmoid:
-  case OpKind::relu:
-  case OpKind::gelu:
-  case OpKind::silu:
-  case OpKind::erf:
-  case OpKind::sin:
-  case OpKind::cos:
-  case OpKind::cast:
-  case OpKind::matmul:
-  case OpKind::reshape:
-  case OpKind::transpose:
-  case OpKind::broadcast_to:
-  case OpKind::concat:
-  case OpKind::split:
-  case OpKind::slice:
-  case OpKind::squeeze:
-  case OpKind::unsqueeze:
-  case OpKind::gather:
-  case OpKind::pad:
-  case OpKind::full:
-  case OpKind::arange:
-  case OpKind::constant:
-  case OpKind::constant_external:
-  case OpKind::buffer_store:
-  case OpKind::call:
-  case OpKind::custom: return nullptr;
-  }
+  for (const auto& [listed, prepare] : kPrepares)
+    if (listed == kind) return prepare;
   return nullptr;
 }
 
