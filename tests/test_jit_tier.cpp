@@ -658,6 +658,36 @@ TEST_CASE("KILN_LOG=jit prints each op's walk down both tiers' lists") {
   CHECK(text.find(" kiln.add at ") != std::string::npos);
   CHECK(text.find(": xbyak took it (") != std::string::npos);
 }
+
+TEST_CASE("mobilenet_v2's inverted residual runs as one graph and KILN_LOG=jit names each implementation") {
+  // expand 1x1 + bn + relu6, depthwise 3x3 + bn + relu6, project 1x1 + bn, + x.
+  auto conv = [](const Tensor& x, const std::string& name, int64_t in, int64_t out, int64_t k, int64_t groups) {
+    Tensor w = F::constant_external(name + ".weight", TensorLayout(DType::f32, {out, in / groups, k, k}));
+    return F::conv2d(x, w, Tensor(), {.padding = {k / 2, k / 2}, .groups = groups});
+  };
+  auto block = [&](Tensor x) {
+    Tensor h = F::clamp(batch_norm_layer(conv(x, "expand", 8, 48, 1, 1), "bn0", 48), 0.0, 6.0);
+    h = F::clamp(batch_norm_layer(conv(h, "dw", 48, 48, 3, 48), "bn1", 48), 0.0, 6.0);
+    return x + batch_norm_layer(conv(h, "project", 48, 8, 1, 1), "bn2", 8);
+  };
+  std::map<std::string, Tensor> weights{{"expand.weight", conv_weight({48, 8, 1, 1}, 160)},
+                                        {"dw.weight", conv_weight({48, 1, 3, 3}, 161)},
+                                        {"project.weight", conv_weight({8, 48, 1, 1}, 162)}};
+  add_batch_norm_weights(weights, "bn0", 48, 163);
+  add_batch_norm_weights(weights, "bn1", 48, 167);
+  add_batch_norm_weights(weights, "bn2", 8, 171);
+  ScopedEnv log("KILN_LOG", "jit");
+  CapturedStderr captured;
+  const Tensor x = with_finite_edge_values(Tensor::randn({2 * exec::num_threads(), 8, 14, 14}, 175));
+  check_agreement(run_both_tiers(block, weights, x), "dnnl.conv2d", 9); // 3 convs, 3 bns, 2 clamps, the add
+  const std::string text = captured.text();
+  CAPTURE(text);
+  CHECK(text.find("constant weight 'dw.weight', batch_norm op") != std::string::npos);
+  CHECK(text.find("reads op") != std::string::npos);
+  CHECK(text.find("gemm") == std::string::npos); // no convolution fell back to oneDNN's GEMM one
+  CHECK(text.find(":ref") == std::string::npos);
+}
+
 TEST_CASE("an activation repeated after a convolution stays out of its post-ops") {
   // oneDNN 2.6 would give the second linear the first one's factor (x / 4 instead of x).
   auto twice_linear = [](Tensor x) { return F::relu(conv_layer(x, "c1", 3, 8, 1) * 0.5) * 2.0; };
