@@ -268,6 +268,7 @@ private:
 
   void add(ConvStage stage, const std::vector<ir::ValueId>& residual_operands) {
     const ir::Op& op = rw_.op(stage.id);
+    operands_before_.push_back(operands_.size());
     if (stage.has_bias && !stage.folded) stage.bias_input = operand(op.operands[2]);
     for (ir::ValueId v : residual_operands)
       stage.residual_inputs.push_back(operand(v));
@@ -284,6 +285,8 @@ private:
       taken_.erase(id);
     stage_of_.erase(stage.epilogue.result);
     stages_.pop_back();
+    operands_.resize(operands_before_.back());
+    operands_before_.pop_back();
   }
 
   size_t operand(ir::ValueId v) {
@@ -311,6 +314,7 @@ private:
   std::map<ir::ValueId, size_t> stage_of_; // a stage's result -> the stage
   std::set<ir::OpId> taken_;               // the stages' convolutions and epilogues
   std::vector<ir::ValueId> operands_;      // the step's inputs
+  std::vector<size_t> operands_before_;    // per stage: the step's inputs before it added its own
 };
 
 // One slice per thread when the batch divides evenly among them, else the whole batch at once.
@@ -319,7 +323,7 @@ int64_t batch_slices(const std::vector<int64_t>& input_dims) {
   return threads > 1 && batch >= threads && batch % threads == 0 ? threads : 1;
 }
 
-// The head of a chain; the convolutions it reads are decided when it is lowered.
+// The head of a graph; the convolutions that join it are decided when it is lowered.
 std::optional<std::string> refuse_conv2d(const GraphRewriter& rw, ir::OpId id) {
   const std::vector<int64_t> input_dims = rw.dims(rw.op(id).operands[0]);
   if (input_dims.size() != 4) return "the input is not NCHW";
