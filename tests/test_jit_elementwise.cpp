@@ -155,9 +155,10 @@ double ref_unary(OpKind kind, double x, const RegionNode& n) {
   case OpKind::erf: return std::erf(x);
   case OpKind::sin: return std::fabs(x) > kMaxTrigArgument ? NAN : std::sin(x);
   case OpKind::cos: return std::fabs(x) > kMaxTrigArgument ? NAN : std::cos(x);
-  case OpKind::silu: return x == -INFINITY ? 0.0 : x * ref_sigmoid(x);
+  // -inf * 0 = NaN at x = -inf, as PyTorch's formulas give.
+  case OpKind::silu: return x == -INFINITY ? NAN : x * ref_sigmoid(x);
   case OpKind::gelu:
-    if (x == -INFINITY) return 0.0;
+    if (x == -INFINITY) return NAN;
     if (uses_tanh(n)) return x * ref_sigmoid(2.0 * std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x));
     return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
   case OpKind::pow: return std::pow(x, double(n.scalar));

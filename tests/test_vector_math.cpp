@@ -50,9 +50,10 @@ std::vector<Function> functions() {
        // 0.5 x (1 + tanh(u)) written as x / (1 + e^-2u): in double, 1 + tanh(u) cancels for x < -5.
        [c](double x) { return x / (1.0 + std::exp(-2.0 * c * (x + 0.044715 * x * x * x))); }, 16.0, -3.0},
       {"erf", MapF32::erf, [](double x) { return std::erf(x); }, 1.5},
-      // 0.5 x erfc(-x / sqrt2): 1 + erf(x / sqrt2) without cancelling; its limit 0 at -inf.
+      // 0.5 x erfc(-x / sqrt2): 1 + erf(x / sqrt2) without cancelling; NaN at -inf (-inf * 0), as
+      // PyTorch's formula gives.
       {"gelu_erf", MapF32::gelu_erf,
-       [](double x) { return x == -INFINITY ? -0.0 : 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }, 6.0},
+       [](double x) { return x == -INFINITY ? NAN : 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }, 6.0},
   };
 }
 

@@ -1,4 +1,5 @@
 #pragma once
+#include <limits>
 // Branch-free f32 exp, tanh, sigmoid, erf and their compounds that GCC vectorises (libm's scalar
 // calls made the interpreter's ewchain ten times slower than ONNX Runtime). Like gemm.hpp, free of headers with
 // inline functions, because vector_math_avx2.cpp compiles it with -mavx2 -mfma. Cephes' polynomials;
@@ -131,7 +132,9 @@ inline float gelu_erf(float x) {
   const float near_zero = horner(coeffs::kErfP, u * u) * u + u + 1.0f;
   const float one_plus_erf = abs(u) < 0.9f ? near_zero : (x > 0.0f ? 2.0f - tail : tail);
   const float factor = x < -14.0f ? -14.0f : x;
-  return 0.5f * factor * one_plus_erf;
+  // -inf * 0 = NaN, as PyTorch's 0.5 x (1 + erf(x / sqrt2)) gives; the clamp would give -0.
+  return x == -std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::quiet_NaN()
+                                                      : 0.5f * factor * one_plus_erf;
 }
 
 } // namespace KILN_VECTOR_MATH_BUILD

@@ -194,11 +194,19 @@ template <class Vmm> void emit_sigmoid(Asm<Vmm>& a, const Ops<Vmm>& o) {
 
 // x sigmoid(x); below -120 the product underflows anyway, and clamping keeps -inf from giving
 // -inf * 0 = NaN.
+// x times a factor that tends to 0 is -inf * 0 = NaN at x = -inf in PyTorch's formulas (silu,
+// both gelus) and in the interpreter; the kernels clamp x first and would give -0 there.
+template <class Vmm, class Mask> void nan_at_minus_infinity(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const Mask& m) {
+  a.compare(m, x, a.bits(0xff800000u), kCmpEq);
+  a.select(dst, m, a.bits(0x7fc00000u), dst);
+}
+
 template <class Vmm> void emit_silu(Asm<Vmm>& a, const Ops<Vmm>& o) {
   const auto& T = o.temps;
   a.vmovups(T[4], a.f32(-120.0f));
   a.vmaxps(T[4], T[4], o.args[0]);
   scaled_sigmoid(a, o.dst, o.args[0], nullptr, T[4], T[0], T[1], T[2], T[3], o.masks[0]);
+  nan_at_minus_infinity(a, o.dst, o.args[0], o.masks[0]);
 }
 
 // z = x (A + B x^2) as z_hi + z_lo (error-free products by FMA, TwoSum for A + B x^2). The
@@ -242,6 +250,7 @@ template <class Vmm> void emit_gelu_tanh(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.vminps(clamped, clamped, T[6]);
   gelu_tanh_argument(a, T[4], T[5], clamped, T[0], T[1], T[2], T[3]);
   scaled_sigmoid(a, o.dst, T[4], &T[5], T[6], T[0], T[1], T[2], T[3], o.masks[0]);
+  nan_at_minus_infinity(a, o.dst, x, o.masks[0]);
 }
 
 // |x| < 0.9: x + x P(x^2); otherwise sign(x) (1 - erfc(|x|)).
@@ -298,6 +307,7 @@ template <class Vmm> void emit_gelu_erf(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.vmaxps(t0, t0, x);
   a.vmulps(t0, t0, a.f32(0.5f));
   a.vmulps(dst, dst, t0);
+  nan_at_minus_infinity(a, dst, x, m);
   a.vmulps(dst, dst, scale);
 }
 
