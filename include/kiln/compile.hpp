@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <kiln/session.hpp>
 #include <kiln/stage.hpp>
 #include <map>
@@ -18,6 +19,10 @@ struct CompileOptions {
   std::optional<TierPolicy> tiers;  // null: the session's policy
 };
 
+namespace runtime {
+class WeightMap;
+}
+
 namespace detail {
 
 // The non-template half of a compiled callable: argument checks, signature cache, tiers.
@@ -30,6 +35,11 @@ public:
   const std::shared_ptr<const ir::Module>& module() const;
   const TreeLeaves& spec() const;
   Session& session() const;
+  // Calls `inspect` with the static graph and bound weights a call with these arguments runs
+  // (debugging tools build their own executables from them), without touching the cache.
+  void inspect_signature(
+      const TreeLeaves& args, const std::vector<Tensor>& tensors,
+      const std::function<void(const std::shared_ptr<const ir::Function>&, const runtime::WeightMap&)>& inspect) const;
   struct State;
 
 private:

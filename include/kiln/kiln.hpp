@@ -1,6 +1,7 @@
 #pragma once
 // kiln: trace C++ functions over tensors into staged graphs, compile them with named weights and run
 // them in a reference interpreter or a JIT tier. See README.md and ARCHITECTURE.md.
+#include <kiln/compare_tiers.hpp>
 #include <kiln/compile.hpp>
 #include <kiln/device.hpp>
 #include <kiln/dtype.hpp>

@@ -11,7 +11,8 @@ namespace kiln {
 
 namespace ir {
 struct Module;
-}
+struct Function;
+} // namespace ir
 
 struct StageOptions {
   std::string name;                           // graph name; empty: "main"

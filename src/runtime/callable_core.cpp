@@ -305,6 +305,14 @@ std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector
   return outputs;
 }
 
+void CallableCore::inspect_signature(
+    const TreeLeaves& args, const std::vector<Tensor>& tensors,
+    const std::function<void(const std::shared_ptr<const ir::Function>&, const runtime::WeightMap&)>& inspect) const {
+  const State& s = *state_;
+  const std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
+  inspect(std::make_shared<const ir::Function>(ir::specialize(*s.optimized, types)), s.bind_weights());
+}
+
 const std::shared_ptr<const ir::Module>& CallableCore::module() const { return state_->module; }
 const TreeLeaves& CallableCore::spec() const { return state_->spec; }
 Session& CallableCore::session() const { return *state_->session; }

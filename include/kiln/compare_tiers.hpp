@@ -1,0 +1,39 @@
+#pragma once
+#include <kiln/compile.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+// Why does the fast tier disagree? One call of a compiled callable's signature on the interpreter
+// and on the JIT tier, every value each tier materialises compared in graph order.
+namespace kiln::debug {
+
+struct TierDifference {
+  std::string op;    // the op whose result differs first: "kiln.softmax at model.cpp:42:17"
+  std::string value; // its result: "%7"
+  // Ops the JIT fused into the same step before it, whose own results it never materialised (the
+  // difference may start in any of them): "kiln.mul %3, kiln.clamp %4". Empty when none.
+  std::string fused_before;
+  Tensor interp, jit;                          // the value on each tier
+  int64_t first_index = 0;                     // the first element that differs
+  double max_abs_error = 0, max_rel_error = 0; // over the finite elements both tiers give
+  std::string message() const;                 // all of the above in one paragraph
+};
+
+namespace detail {
+std::optional<TierDifference> compare_tiers(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs,
+                                            double tolerance);
+}
+
+// Runs the signature of `inputs` (one tensor per argument of the callable) on both tiers and
+// returns the first op whose result differs beyond `tolerance` * (1 + |interpreter value|), NaN
+// only matching NaN and an infinity only the same infinity; nullopt when the tiers agree. The
+// callable's cache and statistics are untouched. kiln::Error(unsupported) in a build without the
+// JIT tier.
+template <class Result>
+std::optional<TierDifference> compare_tiers(const CompiledCallable<Result>& callable, const std::vector<Tensor>& inputs,
+                                            double tolerance = 1e-4) {
+  return detail::compare_tiers(*callable.core(), inputs, tolerance);
+}
+
+} // namespace kiln::debug

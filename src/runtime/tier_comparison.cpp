@@ -1,0 +1,114 @@
+#include "ir/ops.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/weight_map.hpp"
+#include <cmath>
+#include <kiln/compare_tiers.hpp>
+#include <sstream>
+
+namespace kiln::debug {
+
+namespace {
+
+double element(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+  case DType::f32: return t.data<float>()[i];
+  case DType::f64: return t.data<double>()[i];
+  case DType::i32: return t.data<int32_t>()[i];
+  case DType::i64: return double(t.data<int64_t>()[i]);
+  case DType::i8: return t.data<int8_t>()[i];
+  case DType::u8: return t.data<uint8_t>()[i];
+  case DType::boolean: return t.data<bool>()[i];
+  case DType::f16:
+  case DType::bf16: return t.cast(DType::f64).data<double>()[i]; // a debugging path: the copy is fine
+  }
+  return 0;
+}
+
+bool same(double want, double got, double tolerance) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want)) return got == want;
+  return std::isfinite(got) && std::fabs(got - want) <= tolerance * (1 + std::fabs(want));
+}
+
+// The first element where jit differs from interp, with the errors over both tiers' finite values.
+std::optional<TierDifference> difference(const Tensor& interp, const Tensor& jit, double tolerance) {
+  TierDifference d{"", "", "", interp, jit, -1, 0, 0};
+  for (int64_t i = 0; i < interp.numel(); ++i) {
+    const double want = element(interp, i), got = element(jit, i);
+    if (d.first_index < 0 && !same(want, got, tolerance)) d.first_index = i;
+    if (std::isfinite(want) && std::isfinite(got)) {
+      d.max_abs_error = std::max(d.max_abs_error, std::fabs(got - want));
+      if (want != 0) d.max_rel_error = std::max(d.max_rel_error, std::fabs(got - want) / std::fabs(want));
+    }
+  }
+  if (d.first_index < 0) return std::nullopt;
+  return d;
+}
+
+std::string describe(const ir::Op& op) {
+  return "kiln." + std::string(ir::op_info(op.kind).name) + " at " + op.loc.to_string();
+}
+
+} // namespace
+
+std::string TierDifference::message() const {
+  std::ostringstream out;
+  out << value << " = " << op << " differs between the tiers at element " << first_index << ": interpreter "
+      << element(interp, first_index) << ", jit " << element(jit, first_index) << " (max abs error " << max_abs_error
+      << ", max relative error " << max_rel_error << " over the finite elements)";
+  if (!fused_before.empty()) out << "; the JIT fused it with " << fused_before << ", whose results it does not keep";
+  return out.str();
+}
+
+namespace {
+
+// Both tiers' executables of one static graph, every value kept, compared in graph order.
+std::optional<TierDifference> first_difference(const std::shared_ptr<const ir::Function>& graph,
+                                               const runtime::WeightMap& weights, const std::vector<Tensor>& inputs,
+                                               double tolerance) {
+  std::vector<Tensor> interp_values, jit_values;
+  (*runtime::find_tier("interp"))(graph, weights)->run(inputs, {.preserved = &interp_values});
+  (*runtime::find_tier("jit"))(graph, weights)->run(inputs, {.preserved = &jit_values});
+  std::string fused; // ops since the last value both tiers kept
+  for (const ir::Op& op : graph->ops) {
+    if (op.kind == ir::OpKind::constant || op.kind == ir::OpKind::constant_external) continue; // bound data
+    for (ir::ValueId v : op.results) {
+      if (!jit_values.at(v).defined() || !interp_values.at(v).defined()) {
+        fused +=
+            (fused.empty() ? "" : ", ") + ("kiln." + std::string(ir::op_info(op.kind).name)) + " %" + std::to_string(v);
+        continue;
+      }
+      if (auto d = difference(interp_values[v], jit_values[v], tolerance)) {
+        d->op = describe(op);
+        d->value = "%" + std::to_string(v);
+        d->fused_before = fused;
+        return d;
+      }
+      fused.clear();
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+namespace detail {
+
+std::optional<TierDifference> compare_tiers(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs,
+                                            double tolerance) {
+  if (!runtime::find_tier("interp") || !runtime::find_tier("jit"))
+    throw Error(ErrorKind::unsupported, "debug::compare_tiers: this build has no JIT tier (-Djit=disabled)");
+  kiln::detail::TreeLeaves args;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    args.push_back({std::to_string(i), kiln::detail::TreeLeaf::Kind::tensor, inputs[i].layout(), {}});
+  std::optional<TierDifference> found;
+  core.inspect_signature(args, inputs,
+                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights) {
+                           found = first_difference(graph, weights, inputs, tolerance);
+                         });
+  return found;
+}
+
+} // namespace detail
+
+} // namespace kiln::debug
