@@ -5,7 +5,8 @@
 namespace kiln {
 
 // extension: a custom-op library that cannot be registered or whose op failed (see kiln/extension.h).
-enum class ErrorKind { spec, shape, dtype, weight, parse, io, unsupported, internal, extension };
+// numeric: a step produced NaN or Inf while KILN_DEBUG_NANS was on.
+enum class ErrorKind { spec, shape, dtype, weight, parse, io, unsupported, internal, extension, numeric };
 
 const char* error_kind_name(ErrorKind kind);
 

@@ -13,6 +13,7 @@ const char* error_kind_name(ErrorKind kind) {
   case ErrorKind::unsupported: return "unsupported";
   case ErrorKind::internal: return "internal";
   case ErrorKind::extension: return "extension";
+  case ErrorKind::numeric: return "numeric";
   }
   return "unknown";
 }
