@@ -141,6 +141,7 @@ std::optional<std::vector<std::string>> log_channels() {
 }
 std::optional<std::string> jit_dump_dir() { return text("KILN_JIT_DUMP"); }
 std::optional<uint64_t> max_tensor_bytes() { return byte_size("KILN_MAX_TENSOR_BYTES"); }
+std::optional<bool> debug_nans() { return boolean("KILN_DEBUG_NANS"); }
 
 void check_all() {
   jit_mode();
@@ -154,6 +155,7 @@ void check_all() {
   log_channels();
   jit_dump_dir();
   max_tensor_bytes();
+  debug_nans();
 }
 
 } // namespace kiln::env

@@ -36,6 +36,7 @@ std::optional<bool> pack_weights();                     // KILN_PACK_WEIGHTS
 std::optional<std::vector<std::string>> log_channels(); // KILN_LOG: tiers, recompiles, jit, all
 std::optional<std::string> jit_dump_dir();              // KILN_JIT_DUMP: a directory
 std::optional<uint64_t> max_tensor_bytes();             // KILN_MAX_TENSOR_BYTES
+std::optional<bool> debug_nans();                       // KILN_DEBUG_NANS
 
 // Parses every knob kiln reads, so a bad value is reported where the user can catch it (when a
 // session is created), never later on a background thread or at exit.
