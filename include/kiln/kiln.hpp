@@ -3,6 +3,7 @@
 // them in a reference interpreter or a JIT tier. See README.md and ARCHITECTURE.md.
 #include <kiln/compare_tiers.hpp>
 #include <kiln/compile.hpp>
+#include <kiln/debug.hpp>
 #include <kiln/device.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/error.hpp>

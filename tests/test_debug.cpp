@@ -1,0 +1,95 @@
+#include <cmath>
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include <limits>
+#include <sstream>
+#include <string>
+
+using namespace kiln;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+} // namespace
+
+TEST_CASE("a summary counts NaN and infinities and describes the finite values") {
+  const Tensor t = Tensor::from_vector<float>({0.5f, -1.5f, NAN, 4, INFINITY, -INFINITY, 1, 0}, {2, 4});
+  const debug::TensorSummary s = debug::summary(t);
+  CHECK(s.dims == std::vector<int64_t>{2, 4});
+  CHECK(s.dtype == DType::f32);
+  CHECK(s.numel == 8);
+  CHECK(s.finite == 5);
+  CHECK(s.nan == 1);
+  CHECK(s.pos_inf == 1);
+  CHECK(s.neg_inf == 1);
+  CHECK(s.min == -1.5);
+  CHECK(s.max == 4);
+  // Finite values 0.5 -1.5 4 1 0: mean 4/5, squared deviations 0.09 5.29 10.24 0.04 0.64.
+  CHECK(s.mean == doctest::Approx(0.8));
+  CHECK(s.std == doctest::Approx(std::sqrt(16.3 / 5)));
+  REQUIRE(s.first_values.size() == debug::kSummaryValues);
+  CHECK(s.first_values[1] == -1.5);
+  CHECK(std::isnan(s.first_values[2]));
+  CHECK(s.first_values[5] == -kInf);
+  CHECK(debug::to_string(s) ==
+        "f32 [2, 4]: min -1.5 max 4 mean 0.8 std 1.81; 1 NaN, 1 +inf, 1 -inf; [0.5, -1.5, nan, 4, inf, -inf, ...]");
+  std::ostringstream out;
+  out << s;
+  CHECK(out.str() == debug::to_string(s));
+}
+
+TEST_CASE("a summary of f16 sees the values as stored, overflow to inf included") {
+  const Tensor t = Tensor::from_vector<float>({1, 0.1f, 65504, -2, 70000}, {5}).cast(DType::f16);
+  const debug::TensorSummary s = debug::summary(t);
+  const double tenth = 0.0999755859375; // f16's nearest to 0.1
+  CHECK(s.pos_inf == 1);
+  CHECK(s.finite == 4);
+  CHECK(s.min == -2);
+  CHECK(s.max == 65504);
+  const double mean = (1 + tenth + 65504 - 2) / 4;
+  CHECK(s.mean == doctest::Approx(mean));
+  const double squares = (1 - mean) * (1 - mean) + (tenth - mean) * (tenth - mean) + (65504 - mean) * (65504 - mean) +
+                         (-2 - mean) * (-2 - mean);
+  CHECK(s.std == doctest::Approx(std::sqrt(squares / 4)));
+  CHECK(s.first_values[1] == tenth);
+  CHECK(debug::to_string(s).ends_with("; 0 NaN, 1 +inf, 0 -inf; [1, 0.1, 65504, -2, inf]"));
+}
+
+TEST_CASE("a summary of i32 and bool has no NaN counts and prints integers") {
+  const debug::TensorSummary ints = debug::summary(Tensor::from_vector<int32_t>({3, -7, 10, 0}, {4}));
+  CHECK(ints.min == -7);
+  CHECK(ints.max == 10);
+  CHECK(ints.mean == 1.5);
+  CHECK(ints.std == doctest::Approx(std::sqrt(149.0 / 4))); // deviations 1.5 -8.5 8.5 -1.5
+  CHECK(debug::to_string(ints) == "i32 [4]: min -7 max 10 mean 1.5 std 6.1; [3, -7, 10, 0]");
+
+  const debug::TensorSummary flags = debug::summary(Tensor::from_vector<bool>({true, false, true}, {3}));
+  CHECK(flags.mean == doctest::Approx(2.0 / 3));
+  CHECK(flags.std == doctest::Approx(std::sqrt(2.0 / 9)));
+  CHECK(debug::to_string(flags) == "i1 [3]: min False max True mean 0.667 std 0.471; [True, False, True]");
+}
+
+TEST_CASE("a summary of an empty tensor has no finite values") {
+  const debug::TensorSummary s = debug::summary(Tensor::zeros({0, 3}));
+  CHECK(s.numel == 0);
+  CHECK(s.finite == 0);
+  CHECK(std::isnan(s.min));
+  CHECK(std::isnan(s.std));
+  CHECK(s.first_values.empty());
+  CHECK(debug::to_string(s) == "f32 [0, 3]: empty");
+  const debug::TensorSummary all_nan = debug::summary(Tensor::full({2}, kNaN));
+  CHECK(debug::to_string(all_nan) == "f32 [2]: no finite values; 2 NaN, 0 +inf, 0 -inf; [nan, nan]");
+}
+
+TEST_CASE("a symbolic tensor has no summary") {
+  auto call = compile([](Tensor x) {
+    CHECK_THROWS_WITH_AS(debug::summary(x),
+                         "spec error: debug::summary: the tensor is symbolic (f32 [batch, 2] on cpu:0, a value of "
+                         "the graph being traced) and has no values; summarise what the compiled call returns",
+                         Error);
+    return x * 2.0;
+  })(TensorLayout(DType::f32, {"batch", 2}));
+  CHECK_THROWS_AS(debug::summary(Tensor()), Error);
+}
