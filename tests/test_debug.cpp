@@ -12,6 +12,12 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+std::string printed(const Tensor& t) {
+  std::ostringstream out;
+  out << t;
+  return out.str();
+}
+
 } // namespace
 
 TEST_CASE("a summary counts NaN and infinities and describes the finite values") {
@@ -83,13 +89,43 @@ TEST_CASE("a summary of an empty tensor has no finite values") {
   CHECK(debug::to_string(all_nan) == "f32 [2]: no finite values; 2 NaN, 0 +inf, 0 -inf; [nan, nan]");
 }
 
-TEST_CASE("a symbolic tensor has no summary") {
-  auto call = compile([](Tensor x) {
+TEST_CASE("a symbolic tensor has no summary but prints its layout") {
+  std::string text;
+  auto call = compile([&](Tensor x) {
     CHECK_THROWS_WITH_AS(debug::summary(x),
                          "spec error: debug::summary: the tensor is symbolic (f32 [batch, 2] on cpu:0, a value of "
                          "the graph being traced) and has no values; summarise what the compiled call returns",
                          Error);
+    text = printed(x);
     return x * 2.0;
   })(TensorLayout(DType::f32, {"batch", 2}));
+  CHECK(text == "tensor(<symbolic f32 [batch, 2]>)");
   CHECK_THROWS_AS(debug::summary(Tensor()), Error);
+  CHECK(printed(Tensor()) == "tensor(<undefined>)");
+}
+
+TEST_CASE("a small tensor prints whole, numpy's way") {
+  CHECK(printed(Tensor::from_vector<float>({0.5f, -1.5f, NAN, 4, 0, 1}, {2, 3})) ==
+        "tensor([[0.5, -1.5, nan], [4, 0, 1]], f32)");
+  CHECK(printed(Tensor::from_vector<double>({-kInf, kInf, 1e-5, 1.0 / 3}, {4})) ==
+        "tensor([-inf, inf, 1e-05, 0.33333333], f64)");
+  CHECK(printed(Tensor::from_vector<float>({1.0f / 3, 0.1f}, {2})) == "tensor([0.33333334, 0.1], f32)");
+  CHECK(printed(Tensor::from_vector<float>({0.1f, 70000}, {2}).cast(DType::f16)) == "tensor([0.1, inf], f16)");
+  CHECK(printed(Tensor::full({}, 2.5)) == "tensor(2.5, f32)");
+  CHECK(printed(Tensor::zeros({0})) == "tensor([], f32)");
+  CHECK(printed(Tensor::zeros({2, 0})) == "tensor([], shape=[2, 0], f32)");
+}
+
+TEST_CASE("integers print without decimals, i64 exactly, bool as True and False") {
+  CHECK(printed(Tensor::from_vector<int64_t>({-3, 0, 9007199254740993}, {3})) ==
+        "tensor([-3, 0, 9007199254740993], i64)");
+  CHECK(printed(Tensor::from_vector<uint8_t>({255, 7}, {1, 2})) == "tensor([[255, 7]], ui8)");
+  CHECK(printed(Tensor::from_vector<bool>({true, false}, {2})) == "tensor([True, False], i1)");
+}
+
+TEST_CASE("above 1000 values each long dim shows its first and last 3") {
+  CHECK(printed(Tensor::arange(1001, DType::i32)) == "tensor([0, 1, 2, ..., 998, 999, 1000], i32)");
+  CHECK(printed(Tensor::arange(2000).reshape({2, 1000})) ==
+        "tensor([[0, 1, 2, ..., 997, 998, 999], [1000, 1001, 1002, ..., 1997, 1998, 1999]], f32)");
+  CHECK(printed(Tensor::arange(1000)).find("...") == std::string::npos);
 }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-// Looking at tensors while debugging a graph: a statistical summary.
+// Looking at tensors while debugging a graph: a statistical summary and a numpy-like printed form.
 namespace kiln::debug {
 
 // How many leading values a summary keeps.
@@ -38,3 +38,14 @@ std::string to_string(const TensorSummary& summary);
 std::ostream& operator<<(std::ostream& out, const TensorSummary& summary);
 
 } // namespace kiln::debug
+
+namespace kiln {
+
+// numpy's short form on one line: "tensor([[0.5, -1.5, nan], [4, 0, 1]], f32)". Floats with up to 8
+// significant digits, integers without decimals, bool as True/False; above 1000 values each dim
+// longer than 6 shows its first and last 3 around "...". A symbolic tensor prints its layout:
+// "tensor(<symbolic f32 [batch, 2]>)". Declared here rather than in tensor.hpp so that the header
+// every file includes stays free of formatting; ADL finds it wherever this header is included.
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
+
+} // namespace kiln
