@@ -210,6 +210,7 @@ void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps, runtime::Weig
     if (const auto* lowered = std::get_if<LoweredStep>(&planned)) {
       step.op = &graph_->ops.at(lowered->op);
       step.kind = StepKind::runner;
+      step.lowered = true;
       step.runner = lowered->runner.get();
       own_runners_.push_back(lowered->runner);
       walk.push_back(Verdict{lowered->implementation, std::nullopt, {}});

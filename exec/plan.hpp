@@ -68,6 +68,7 @@ struct PlanStep {
   StepKind kind = StepKind::kernel;
   Kernel kernel = nullptr;
   const StepRunner* runner = nullptr;
+  bool lowered = false;    // a LoweredStep a tier built, possibly of several ops
   uint32_t first_view = 0; // the step's inputs, then its outputs, in view_templates()
   uint32_t num_inputs = 0;
   uint32_t num_outputs = 0;

@@ -1,5 +1,7 @@
 #include "exec/plan_executable.hpp"
+#include "core/environment.hpp"
 #include "core/tensor_impl.hpp"
+#include "exec/non_finite_check.hpp"
 #include <cstring>
 
 namespace kiln::exec {
@@ -55,7 +57,8 @@ std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> 
 
 PlanExecutable::PlanExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
                                ExecutableOptions options)
-    : tier_(std::move(options.tier)), ops_per_lowering_(std::move(options.ops_per_lowering)),
+    : tier_(std::move(options.tier)), check_numerics_(env::debug_nans().value_or(false)),
+      ops_per_lowering_(std::move(options.ops_per_lowering)),
       plan_(std::move(graph), weights, std::move(options.steps)) {}
 
 PlanExecutable::~PlanExecutable() = default;
@@ -130,6 +133,7 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
 
   if (hooks && hooks->after)
     hooks->after(index, *step.op, hook_inputs, wrap_views(plan_, outputs, values.subspan(step.num_inputs)));
+  if (options.check_numerics || check_numerics_) check_finite_outputs(plan_, index, outputs);
   if (options.preserved)
     for (size_t i = 0; i < outputs.size(); ++i)
       (*options.preserved)[values[step.num_inputs + i]] =

@@ -44,6 +44,7 @@ private:
   void copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const;
 
   std::string tier_;
+  bool check_numerics_; // KILN_DEBUG_NANS, read when the executable is built
   std::map<std::string, int> ops_per_lowering_;
   ExecutionPlan plan_;
   mutable std::mutex pool_mutex_;

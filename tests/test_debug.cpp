@@ -1,3 +1,5 @@
+#include "kiln_config.h"
+#include "scoped_env.hpp"
 #include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
@@ -16,6 +18,32 @@ std::string printed(const Tensor& t) {
   std::ostringstream out;
   out << t;
   return out.str();
+}
+
+std::shared_ptr<Session> session_in(JitMode mode) {
+  TierPolicy policy;
+  policy.mode = mode;
+  return std::make_shared<Session>(policy, 16);
+}
+
+// x - 1 is 0 where x holds 1, so the log is the first op to produce an Inf.
+const int kShiftedLogLine = __LINE__ + 1;
+Tensor shifted_log(Tensor x) { return F::log(x - 1.0); }
+
+Tensor ones_and_others() { return Tensor::from_vector<float>({1, 2, 0.5f, 1}, {4}); }
+
+// The message KILN_DEBUG_NANS gives for shifted_log on ones_and_others().
+std::string first_non_finite_error(JitMode mode) {
+  auto session = session_in(mode);
+  auto call = compile(shifted_log, {.session = session})(TensorLayout(DType::f32, {4}));
+  try {
+    call(ones_and_others());
+  } catch (const Error& error) {
+    CHECK(error.kind() == ErrorKind::numeric);
+    return error.what();
+  }
+  FAIL("KILN_DEBUG_NANS=1 let a -inf through");
+  return "";
 }
 
 } // namespace
@@ -128,4 +156,45 @@ TEST_CASE("above 1000 values each long dim shows its first and last 3") {
   CHECK(printed(Tensor::arange(2000).reshape({2, 1000})) ==
         "tensor([[0, 1, 2, ..., 997, 998, 999], [1000, 1001, 1002, ..., 1997, 1998, 1999]], f32)");
   CHECK(printed(Tensor::arange(1000)).find("...") == std::string::npos);
+}
+
+TEST_CASE("KILN_DEBUG_NANS names the interpreter's first op producing NaN or Inf") {
+  ScopedEnv debug_nans("KILN_DEBUG_NANS", "1");
+  const std::string message = first_non_finite_error(JitMode::off);
+  MESSAGE(message);
+  CHECK(message.starts_with("numeric error: KILN_DEBUG_NANS: %"));
+  CHECK(message.find(" = kiln.log at ") != std::string::npos);
+  CHECK(message.find("test_debug.cpp:" + std::to_string(kShiftedLogLine) + ":") != std::string::npos);
+  CHECK(message.ends_with(" produced 1 NaN and 2 Inf of 4 values"));
+}
+
+#if KILN_HAS_JIT
+TEST_CASE("KILN_DEBUG_NANS names a JIT step's first op, its size and how to narrow it") {
+  ScopedEnv debug_nans("KILN_DEBUG_NANS", "1");
+  const std::string message = first_non_finite_error(JitMode::always);
+  MESSAGE(message);
+  CHECK(message.find("test_debug.cpp:" + std::to_string(kShiftedLogLine) + ":") != std::string::npos);
+  CHECK(message.find(", the result of a fused step of 2 ops run by xbyak whose first op is kiln.sub at ") !=
+        std::string::npos);
+  CHECK(message.find(" (KILN_JIT=off runs each op on its own), produced ") != std::string::npos);
+  CHECK(message.ends_with(" produced 1 NaN and 2 Inf of 4 values"));
+}
+#endif
+
+TEST_CASE("without KILN_DEBUG_NANS a -inf is an ordinary result") {
+  ScopedEnv debug_nans("KILN_DEBUG_NANS", nullptr);
+  for (JitMode mode : {JitMode::off, JitMode::always}) {
+    auto call = compile(shifted_log, {.session = session_in(mode)})(TensorLayout(DType::f32, {4}));
+    const Tensor y = call(ones_and_others());
+    CHECK(y.data<float>()[0] == -kInf);
+    CHECK(std::isnan(y.data<float>()[2]));
+  }
+}
+
+TEST_CASE("a bad KILN_DEBUG_NANS is refused when the session is made") {
+  ScopedEnv debug_nans("KILN_DEBUG_NANS", "maybe");
+  CHECK_THROWS_WITH_AS(session_in(JitMode::off),
+                       "spec error: environment variable KILN_DEBUG_NANS='maybe': expected a boolean: 1/0, "
+                       "true/false, on/off or yes/no",
+                       Error);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 // Looking at tensors while debugging a graph: a statistical summary and a numpy-like printed form.
+// KILN_DEBUG_NANS=1 (README: "Debugging a graph") stops a call at the first step producing NaN/Inf.
 namespace kiln::debug {
 
 // How many leading values a summary keeps.

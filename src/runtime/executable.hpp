@@ -23,6 +23,9 @@ struct RunOptions {
   const OpHooks* hooks = nullptr;
   // Keep every intermediate: filled with one owning copy per value id of the static graph.
   std::vector<Tensor>* preserved = nullptr;
+  // Throw kiln::Error(numeric) at the first step whose floating-point output holds NaN or Inf, as
+  // KILN_DEBUG_NANS=1 does for every call.
+  bool check_numerics = false;
 };
 
 // One compiled form of a fully static graph (symbolic dims bound, calls inlined). Created once per
