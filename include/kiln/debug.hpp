@@ -1,12 +1,14 @@
 #pragma once
 #include <cstdint>
 #include <iosfwd>
+#include <kiln/compare_tiers.hpp>
 #include <kiln/tensor.hpp>
 #include <string>
 #include <vector>
 
 // Looking at tensors while debugging a graph: a statistical summary and a numpy-like printed form.
-// KILN_DEBUG_NANS=1 (README: "Debugging a graph") stops a call at the first step producing NaN/Inf.
+// KILN_DEBUG_NANS=1 (README: "Debugging a graph") stops a call at the first step producing NaN/Inf;
+// compare_tiers (compare_tiers.hpp) finds where the tiers part.
 namespace kiln::debug {
 
 // How many leading values a summary keeps.
