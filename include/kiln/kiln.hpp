@@ -14,5 +14,6 @@
 #include <kiln/session.hpp>
 #include <kiln/shape.hpp>
 #include <kiln/stage.hpp>
+#include <kiln/stepper.hpp>
 #include <kiln/subgraph.hpp>
 #include <kiln/tensor.hpp>

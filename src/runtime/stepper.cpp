@@ -1,0 +1,254 @@
+#include "ir/eager_evaluator.hpp"
+#include "ir/op_params.hpp"
+#include "ir/ops.hpp"
+#include "runtime/weight_map.hpp"
+#include <cmath>
+#include <cstring>
+#include <kiln/debug.hpp>
+#include <kiln/stepper.hpp>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace kiln::debug {
+
+namespace {
+
+std::string value_name(ir::ValueId v) { return "%" + std::to_string(v); }
+
+ir::ValueId parse_value(const std::string& name) {
+  if (name.size() < 2 || name[0] != '%' || name.find_first_not_of("0123456789", 1) != std::string::npos)
+    throw Error(ErrorKind::spec, "debug::Stepper: '" + name + "' is not a value name such as %12");
+  return ir::ValueId(std::stoul(name.substr(1)));
+}
+
+std::string op_name(const ir::Op& op) { return "kiln." + std::string(ir::op_info(op.kind).name); }
+
+bool is_float(DType t) { return t == DType::f32 || t == DType::f64 || t == DType::f16 || t == DType::bf16; }
+
+} // namespace
+
+struct Stepper::State {
+  std::shared_ptr<const ir::Function> graph;
+  runtime::WeightMap weights;
+  std::vector<Tensor> values;       // per value id: computed and not yet freed
+  std::vector<int> readers_left;    // per value id: ops still to read it (outputs never reach 0)
+  std::set<ir::ValueId> kept;       // never freed
+  size_t next = 0;                  // the op to run next
+  std::optional<size_t> stopped_at; // the op a breakpoint stopped before
+  StepState current;
+  std::string reason;
+  std::set<std::string> kinds, lines;
+  std::set<ir::ValueId> values_to_break_on;
+  bool nan = false, inf = false;
+  std::map<ir::ValueId, std::pair<double, double>> ranges;
+
+  ir::ValueId known_value(const std::string& name) const {
+    const ir::ValueId v = parse_value(name);
+    if (v >= graph->values.size())
+      throw Error(ErrorKind::spec, "debug::Stepper: the graph has no value " + name + " (it has " +
+                                       std::to_string(graph->values.size()) + ")");
+    return v;
+  }
+
+  void describe_next() {
+    current = StepState{};
+    current.index = next;
+    current.done = next >= graph->ops.size();
+    if (current.done) return;
+    const ir::Op& op = graph->ops[next];
+    current.op = op_name(op);
+    current.location = op.loc.to_string();
+    for (ir::ValueId v : op.operands)
+      current.inputs.push_back(value_name(v));
+    for (ir::ValueId v : op.results)
+      current.results.push_back(value_name(v));
+  }
+
+  std::optional<std::string> breakpoint_at(const ir::Op& op) const {
+    if (kinds.contains(op_name(op))) return "break " + op_name(op);
+    for (ir::ValueId v : op.results)
+      if (values_to_break_on.contains(v)) return "break " + value_name(v);
+    const std::string file_line = op.loc.file + ":" + std::to_string(op.loc.line);
+    for (const std::string& line : lines)
+      if (file_line.size() >= line.size() && file_line.compare(file_line.size() - line.size(), line.size(), line) == 0)
+        return "break " + line;
+    return std::nullopt;
+  }
+
+  std::vector<Tensor> run(const ir::Op& op) {
+    std::vector<Tensor> inputs;
+    for (ir::ValueId v : op.operands) {
+      if (!values.at(v).defined()) throw Error(ErrorKind::internal, "debug::Stepper: " + value_name(v) + " was freed");
+      inputs.push_back(values[v]);
+    }
+    // The ops the plan executor runs itself (kNoKernel); calls are inlined and custom ops run
+    // through the eager evaluator like every other kind.
+    if (op.kind == ir::OpKind::constant) return {ir::params_of<ir::ConstantParams>(op).value};
+    if (op.kind == ir::OpKind::constant_external) {
+      const auto found = weights.find(ir::params_of<ir::ExternalParams>(op).name);
+      if (found == weights.end()) throw Error(ErrorKind::weight, "debug::Stepper: " + op_name(op) + " has no weight");
+      return {found->second};
+    }
+    if (op.kind == ir::OpKind::buffer_store) {
+      const size_t bytes = size_t(inputs[1].numel()) * dtype_size(inputs[1].dtype());
+      std::memmove(inputs[0].raw_data(), inputs[1].raw_data(), bytes);
+      return {};
+    }
+    std::vector<ir::ValueType> result_types;
+    for (ir::ValueId v : op.results)
+      result_types.push_back(graph->type_of(v));
+    return ir::evaluate_eagerly(op.kind, op.attrs, inputs, result_types, op.loc);
+  }
+
+  // Why a watchpoint trips on the results of `op`, or nullopt.
+  std::optional<std::string> watchpoint_after(const ir::Op& op) const {
+    for (ir::ValueId v : op.results) {
+      const Tensor& t = values[v];
+      const auto range = ranges.find(v);
+      if (!is_float(t.dtype()) && range == ranges.end()) continue;
+      const TensorSummary s = summary(t);
+      const std::string what = value_name(v) + " = " + op_name(op) + " at " + op.loc.to_string();
+      std::string why;
+      if (nan && s.nan > 0)
+        why = "watch nan: " + what + " produced " + std::to_string(s.nan) + " NaN";
+      else if (inf && s.pos_inf + s.neg_inf > 0)
+        why = "watch inf: " + what + " produced " + std::to_string(s.pos_inf + s.neg_inf) + " Inf";
+      else if (range != ranges.end() && (s.min < range->second.first || s.max > range->second.second || s.nan > 0))
+        why = "watch range: " + what + " left [" + format(range->second.first) + ", " + format(range->second.second) +
+              "] (min " + format(s.min) + ", max " + format(s.max) + ")";
+      if (why.empty()) continue;
+      why += " of " + std::to_string(s.numel) + " values";
+      for (ir::ValueId input : op.operands)
+        if (values[input].defined() && values[input].numel() > 0 && is_float(values[input].dtype()))
+          why += "; its input " + value_name(input) + " has min " + format(summary(values[input]).min) + ", max " +
+                 format(summary(values[input]).max);
+      return why;
+    }
+    return std::nullopt;
+  }
+
+  static std::string format(double x) {
+    std::ostringstream out;
+    out << x;
+    return out.str();
+  }
+
+  bool watched(ir::ValueId v) const { return kept.contains(v) || values_to_break_on.contains(v) || ranges.contains(v); }
+
+  // Runs the next op and frees what no later op reads; a tripped watchpoint sets `reason`.
+  void run_next() {
+    const ir::Op& op = graph->ops[next];
+    std::vector<Tensor> results = run(op);
+    for (size_t i = 0; i < op.results.size() && i < results.size(); ++i)
+      values[op.results[i]] = std::move(results[i]);
+    if (auto why = watchpoint_after(op)) reason = *why; // while its inputs are still there
+    for (ir::ValueId v : op.operands)
+      if (--readers_left[v] == 0 && !watched(v)) values[v] = Tensor();
+    ++next;
+    describe_next();
+  }
+};
+
+Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  kiln::detail::TreeLeaves args;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    args.push_back({std::to_string(i), kiln::detail::TreeLeaf::Kind::tensor, inputs[i].layout(), {}});
+  core.inspect_signature(args, inputs,
+                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights) {
+                           s.graph = graph;
+                           s.weights = weights;
+                         });
+  s.values.assign(s.graph->values.size(), Tensor());
+  s.readers_left.assign(s.graph->values.size(), 0);
+  for (size_t i = 0; i < s.graph->args.size(); ++i)
+    s.values[s.graph->args[i]] = inputs.at(i);
+  for (const ir::Op& op : s.graph->ops)
+    for (ir::ValueId v : op.operands)
+      ++s.readers_left[v];
+  for (ir::ValueId v : s.graph->outputs)
+    s.kept.insert(v);
+  s.describe_next();
+}
+
+Stepper::~Stepper() = default;
+Stepper::Stepper(Stepper&&) noexcept = default;
+Stepper& Stepper::operator=(Stepper&&) noexcept = default;
+
+void Stepper::break_on_kind(const std::string& kind) {
+  const std::string bare = kind.rfind("kiln.", 0) == 0 ? kind.substr(5) : kind;
+  if (!ir::op_kind_from_name(bare))
+    throw Error(ErrorKind::spec, "debug::Stepper: no op kind '" + kind + "' (write it as kiln.matmul)");
+  state_->kinds.insert("kiln." + bare);
+}
+void Stepper::break_on_value(const std::string& value) {
+  state_->values_to_break_on.insert(state_->known_value(value));
+}
+void Stepper::break_on_line(const std::string& file_and_line) {
+  const size_t colon = file_and_line.rfind(':');
+  if (colon == std::string::npos || colon + 1 == file_and_line.size() ||
+      file_and_line.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    throw Error(ErrorKind::spec, "debug::Stepper: '" + file_and_line + "' is not file:line such as model.cpp:42");
+  state_->lines.insert(file_and_line);
+}
+void Stepper::watch_nan() { state_->nan = true; }
+void Stepper::watch_inf() { state_->inf = true; }
+void Stepper::watch_range(const std::string& value, double lo, double hi) {
+  if (!(lo <= hi)) throw Error(ErrorKind::spec, "debug::Stepper: watch_range needs lo <= hi");
+  state_->ranges[state_->known_value(value)] = {lo, hi};
+}
+void Stepper::keep(const std::string& value) { state_->kept.insert(state_->known_value(value)); }
+
+bool Stepper::step() {
+  State& s = *state_;
+  s.reason.clear();
+  if (s.current.done) return false;
+  s.run_next();
+  return true;
+}
+
+bool Stepper::continue_() {
+  State& s = *state_;
+  s.reason.clear();
+  while (!s.current.done) {
+    // A breakpoint that stopped before this op already had its say.
+    if (s.stopped_at != s.next)
+      if (auto why = s.breakpoint_at(s.graph->ops[s.next])) {
+        s.reason = *why + ": " + s.current.op + " at " + s.current.location;
+        s.stopped_at = s.next;
+        return true;
+      }
+    s.run_next();
+    if (!s.reason.empty()) return true;
+  }
+  return false;
+}
+
+std::vector<Tensor> Stepper::finish() {
+  State& s = *state_;
+  while (!s.current.done)
+    s.run_next();
+  s.reason.clear();
+  std::vector<Tensor> outputs;
+  for (ir::ValueId v : s.graph->outputs)
+    outputs.push_back(s.values.at(v));
+  return outputs;
+}
+
+const StepState& Stepper::current() const { return state_->current; }
+const std::string& Stepper::stop_reason() const { return state_->reason; }
+
+Tensor Stepper::value(const std::string& name) const {
+  const State& s = *state_;
+  const ir::ValueId v = s.known_value(name);
+  if (!s.values[v].defined())
+    throw Error(ErrorKind::spec, "debug::Stepper: " + name +
+                                     (s.readers_left[v] == 0 && v < s.values.size()
+                                          ? " is not computed yet, or was freed after its last reader: keep() it"
+                                          : " is not computed yet"));
+  return s.values[v];
+}
+
+} // namespace kiln::debug
