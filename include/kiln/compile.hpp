@@ -35,6 +35,9 @@ public:
   const std::shared_ptr<const ir::Module>& module() const;
   const TreeLeaves& spec() const;
   Session& session() const;
+  // The arguments of a call whose tensor and buffer leaves are `tensors`, in order (debugging tools
+  // take flat tensors); kiln::Error(spec) when the count differs or the callable bakes a scalar.
+  TreeLeaves tensor_arguments(const std::vector<Tensor>& tensors) const;
   // Calls `inspect` with the static graph and bound weights a call with these arguments runs
   // (debugging tools build their own executables from them), without touching the cache.
   void inspect_signature(

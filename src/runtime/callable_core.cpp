@@ -305,6 +305,20 @@ std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector
   return outputs;
 }
 
+TreeLeaves CallableCore::tensor_arguments(const std::vector<Tensor>& tensors) const {
+  const TreeLeaves& spec = state_->spec;
+  if (tensors.size() != spec.size())
+    throw Error(ErrorKind::spec, "the callable takes " + std::to_string(spec.size()) + " argument leaves, " +
+                                     std::to_string(tensors.size()) + " tensors were given");
+  TreeLeaves args;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    if (spec[i].kind == TreeLeaf::Kind::baked)
+      throw Error(ErrorKind::spec, "argument '" + spec[i].path + "' is a baked scalar, not a tensor");
+    args.push_back({spec[i].path, spec[i].kind, tensors[i].layout(), {}});
+  }
+  return args;
+}
+
 void CallableCore::inspect_signature(
     const TreeLeaves& args, const std::vector<Tensor>& tensors,
     const std::function<void(const std::shared_ptr<const ir::Function>&, const runtime::WeightMap&)>& inspect) const {

@@ -153,9 +153,7 @@ struct Stepper::State {
 Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
-  kiln::detail::TreeLeaves args;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    args.push_back({std::to_string(i), kiln::detail::TreeLeaf::Kind::tensor, inputs[i].layout(), {}});
+  const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);
   core.inspect_signature(args, inputs,
                          [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights) {
                            s.graph = graph;

@@ -98,9 +98,7 @@ std::optional<TierDifference> compare_tiers(kiln::detail::CallableCore& core, co
                                             double tolerance) {
   if (!runtime::find_tier("interp") || !runtime::find_tier("jit"))
     throw Error(ErrorKind::unsupported, "debug::compare_tiers: this build has no JIT tier (-Djit=disabled)");
-  kiln::detail::TreeLeaves args;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    args.push_back({std::to_string(i), kiln::detail::TreeLeaf::Kind::tensor, inputs[i].layout(), {}});
+  const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);
   std::optional<TierDifference> found;
   core.inspect_signature(args, inputs,
                          [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights) {
