@@ -345,3 +345,38 @@ TEST_CASE("the small workloads reproduce PyTorch's reference outputs") {
     ++passed_cases;
   CHECK(passed_cases == 8); // mlp b1 b8 b64, ewchain b64, attn b1 b8, cnn b1 b8
 }
+
+TEST_CASE("kiln debug reads a piped script: breakpoint, watchpoint, print, finish; a typo fails it") {
+  Scratch scratch;
+  // log(x @ w^T - 1) on rows of ones and twos: the first row reaches log(0) = -inf.
+  auto model = [](Tensor x) {
+    Tensor h = F::linear(x, F::constant_external("w", TensorLayout(DType::f32, {3, 4})), Tensor());
+    return F::log(h - 1.0) * 2.0;
+  };
+  stage(model)(TensorLayout(DType::f32, {2, 4})).save((scratch / "nan.mlir").string());
+  save_safetensors((scratch / "w.safetensors").string(), {{"w", Tensor::ones({3, 4}) * 0.25}});
+  save_npy((scratch / "x.npy").string(), Tensor::from_vector<float>({1, 1, 1, 1, 2, 2, 2, 2}, {2, 4}));
+  const std::string args = "debug " + quoted(scratch / "nan.mlir") + " --weights " + quoted(scratch / "w.safetensors") +
+                           " --input 0=" + quoted(scratch / "x.npy") + " < " + quoted(scratch / "script.txt");
+  {
+    std::ofstream script(scratch / "script.txt");
+    script << "break kiln.log\nwatch inf\ncontinue\nprint %5\ncontinue\nfinish\nquit\n";
+  }
+  const CommandResult result = scratch.kiln(args);
+  CAPTURE(result.out);
+  CHECK(result.status == 0);
+  CHECK(result.out.find("stopped: break kiln.log: kiln.log at ") != std::string::npos);
+  CHECK(result.out.find("%5 = tensor([[0, 0, 0], [1, 1, 1]], f32)") != std::string::npos);
+  CHECK(result.out.find("stopped: watch inf: %6 = kiln.log at ") != std::string::npos);
+  CHECK(result.out.find("produced 3 Inf of 6 values; its input %5 has min 0, max 1") != std::string::npos);
+  CHECK(result.out.find("output 0 = tensor([[-inf, -inf, -inf], [0, 0, 0]], f32)") != std::string::npos);
+  CHECK(result.out.find("(kiln)") == std::string::npos); // no prompt when stdin is not a terminal
+  {
+    std::ofstream script(scratch / "script.txt");
+    script << "stpe\nfinish\n";
+  }
+  const CommandResult typo = scratch.kiln(args);
+  CHECK(typo.status == 2);
+  CHECK(typo.out.find("unknown command 'stpe'") != std::string::npos);
+  CHECK(typo.out.find("output 0") == std::string::npos);
+}

@@ -1,4 +1,4 @@
-// The kiln command line (run_cli): print, verify, run, demo and bench. Every failure ends in one line
+// The kiln command line (run_cli): print, verify, run, demo, bench and debug. Every failure ends in one line
 // on stderr, "kiln: error: <message>", and a non-zero exit status.
 #include "cli/cli.hpp"
 #include "bench/bench.hpp"
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <kiln/error.hpp>
+#include <unistd.h>
 
 namespace {
 
@@ -44,6 +45,8 @@ struct Commands {
   CLI::App* run = nullptr;
   CLI::App* demo = nullptr;
   CLI::App* bench = nullptr;
+  CLI::App* debug = nullptr;
+  DebugOptions debug_options;
   std::string graph_path;
   std::vector<std::string> extensions; // kiln verify --extension
   RunOptions run_options;
@@ -86,6 +89,18 @@ void add_bench(CLI::App& app, Commands& c) {
   c.bench->add_option("--time-s", o.time_s, "seconds of timed calls per case (default 2)")->check(CLI::PositiveNumber);
 }
 
+void add_debug(CLI::App& app, Commands& c) {
+  c.debug = app.add_subcommand("debug", "step a graph file op by op on .npy inputs (commands from stdin; help)");
+  DebugOptions& o = c.debug_options;
+  c.debug->add_option("graph", o.graph_path, "graph in MLIR text form")->required();
+  c.debug->add_option("--weights", o.weights_paths, "safetensors file of the graph's weights (repeatable)")
+      ->allow_extra_args(false);
+  c.debug->add_option("--input", o.inputs, "NAME=FILE.npy, NAME an argument index (one per graph argument)")
+      ->allow_extra_args(false);
+  c.debug->add_option("--extension", o.extensions, "extension library (.so) registering custom ops (repeatable)")
+      ->allow_extra_args(false);
+}
+
 void add_commands(CLI::App& app, Commands& c) {
   c.print = app.add_subcommand("print", "parse a graph file and print it back");
   c.print->add_option("graph", c.graph_path, "graph in MLIR text form")->required();
@@ -96,6 +111,7 @@ void add_commands(CLI::App& app, Commands& c) {
   add_run(app, c);
   c.demo = app.add_subcommand("demo", "stage, save, run and re-run the mlp workload end to end");
   add_bench(app, c);
+  add_debug(app, c);
   app.require_subcommand(1);
 }
 
@@ -105,6 +121,7 @@ int dispatch(const Commands& c) {
   if (c.run->parsed()) print_run_result(c.run_options, run_graph_file(c.run_options));
   if (c.demo->parsed()) return run_demo(std::cout);
   if (c.bench->parsed()) run_bench(c.bench_options, std::cout);
+  if (c.debug->parsed()) return debug_graph_file(c.debug_options, std::cin, std::cout, isatty(STDIN_FILENO) == 1);
   return EXIT_SUCCESS;
 }
 

@@ -1,9 +1,14 @@
 #pragma once
 // The `kiln` subcommands, callable in-process (the demo runs `kiln run`'s code path this way).
+#include <istream>
 #include <kiln/tensor.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
+
+namespace kiln::ir {
+struct Function;
+}
 
 namespace kiln::tools {
 
@@ -29,6 +34,22 @@ struct RunResult {
 // Loads the graph, weights and inputs, runs the graph `repeat` times and writes the outputs of the
 // last run. Every check happens before the first output file is written.
 RunResult run_graph_file(const RunOptions& options);
+
+// One tensor per graph argument, in argument order, from --input NAME=FILE.npy specs, each checked
+// against its argument's type.
+std::vector<Tensor> load_inputs(const std::vector<std::string>& specs, const ir::Function& entry);
+
+struct DebugOptions {
+  std::string graph_path;
+  std::vector<std::string> weights_paths;
+  std::vector<std::string> inputs;
+  std::vector<std::string> extensions;
+};
+
+// `kiln debug`: a REPL over debug::Stepper reading commands from `in` (help lists them); the prompt
+// goes to `out` only when `interactive`. Returns 0 at quit or the end of input, 2 at an unknown
+// command when not interactive.
+int debug_graph_file(const DebugOptions& options, std::istream& in, std::ostream& out, bool interactive);
 
 // output_path for output 0, "<stem>_<i><ext>" for output i: out.npy, out_1.npy, ...
 std::string output_path_for(const std::string& output_path, size_t index);

@@ -38,6 +38,17 @@ void check_input(const Tensor& input, const ir::ValueType& expected, size_t inde
                                       shape_to_string(input.shape()));
 }
 
+// Why a signature asked to run on the JIT tier is served by the interpreter, or "" when it is not.
+std::string jit_refusal(const Session& session) {
+  for (const SignatureStats& s : session.stats())
+    if (s.tier != "jit")
+      return "the JIT tier did not take " + s.callable + "(" + s.signature + "), the interpreter ran it" +
+             (s.jit_error.empty() ? std::string() : ": " + s.jit_error);
+  return "";
+}
+
+} // namespace
+
 // One tensor per graph argument, in argument order, from the NAME=FILE.npy specs.
 std::vector<Tensor> load_inputs(const std::vector<std::string>& specs, const ir::Function& entry) {
   const size_t count = entry.args.size();
@@ -65,17 +76,6 @@ std::vector<Tensor> load_inputs(const std::vector<std::string>& specs, const ir:
                                        "): pass one --input NAME=FILE.npy per argument");
   return inputs;
 }
-
-// Why a signature asked to run on the JIT tier is served by the interpreter, or "" when it is not.
-std::string jit_refusal(const Session& session) {
-  for (const SignatureStats& s : session.stats())
-    if (s.tier != "jit")
-      return "the JIT tier did not take " + s.callable + "(" + s.signature + "), the interpreter ran it" +
-             (s.jit_error.empty() ? std::string() : ": " + s.jit_error);
-  return "";
-}
-
-} // namespace
 
 std::string output_path_for(const std::string& output_path, size_t index) {
   if (index == 0) return output_path;

@@ -1,0 +1,164 @@
+// `kiln debug FILE.mlir --weights W --input 0=x.npy`: a line-oriented REPL over debug::Stepper.
+#include "cli/commands.hpp"
+#include "ir/graph.hpp"
+#include <kiln/debug.hpp>
+#include <kiln/extension.hpp>
+#include <kiln/io.hpp>
+#include <kiln/session.hpp>
+#include <sstream>
+
+namespace kiln::tools {
+
+namespace {
+
+constexpr const char* kHelp = R"(commands:
+  step [N]                 run the next op (N ops)
+  continue                 run to the next breakpoint or watchpoint, or the end
+  break KIND|%N|FILE:LINE  stop before an op of that kind (kiln.log), the op making %N, or a source line
+  watch nan|inf            stop after the first op producing NaN / Inf
+  watch range %N LO HI     stop when %N leaves [LO, HI]
+  keep %N                  keep %N readable after its last reader
+  print %N                 the value and its summary
+  where                    the op about to run
+  compare                  the first op where the JIT tier and the interpreter differ
+  finish                   run to the end and print the outputs
+  help, quit
+)";
+
+struct Session {
+  debug::Stepper& stepper;
+  CompiledCallable<std::vector<Tensor>>& callable;
+  const std::vector<Tensor>& inputs;
+  std::ostream& out;
+};
+
+void print_where(const Session& s) {
+  const debug::StepState& at = s.stepper.current();
+  if (at.done) {
+    s.out << "at the end: every op has run\n";
+    return;
+  }
+  s.out << "at op " << at.index << ": ";
+  for (size_t i = 0; i < at.results.size(); ++i)
+    s.out << (i ? ", " : "") << at.results[i];
+  s.out << (at.results.empty() ? "" : " = ") << at.op << "(";
+  for (size_t i = 0; i < at.inputs.size(); ++i)
+    s.out << (i ? ", " : "") << at.inputs[i];
+  s.out << ") at " << at.location << "\n";
+}
+
+void report_stop(const Session& s) {
+  if (!s.stepper.stop_reason().empty()) s.out << "stopped: " << s.stepper.stop_reason() << "\n";
+  print_where(s);
+}
+
+void watch(const Session& s, std::istringstream& args) {
+  std::string what;
+  args >> what;
+  if (what == "nan") return s.stepper.watch_nan();
+  if (what == "inf") return s.stepper.watch_inf();
+  std::string value;
+  double lo = 0, hi = 0;
+  if (what != "range" || !(args >> value >> lo >> hi))
+    throw Error(ErrorKind::spec, "watch takes nan, inf or range %N LO HI");
+  s.stepper.watch_range(value, lo, hi);
+}
+
+void compare(const Session& s) {
+  const auto difference = debug::compare_tiers(s.callable, s.inputs);
+  s.out << (difference ? difference->message() : "the tiers agree on every value") << "\n";
+}
+
+// One command; false at quit. kiln::Error for a command it cannot carry out.
+bool execute(const Session& s, const std::string& line) {
+  std::istringstream args(line);
+  std::string command;
+  if (!(args >> command)) return true;
+  if (command == "quit" || command == "exit") return false;
+  if (command == "help") {
+    s.out << kHelp;
+  } else if (command == "step" || command == "s") {
+    int count = 1;
+    if (!(args >> count)) count = 1;
+    for (int i = 0; i < count && s.stepper.step(); ++i) {
+    }
+    report_stop(s);
+  } else if (command == "continue" || command == "c") {
+    s.stepper.continue_();
+    report_stop(s);
+  } else if (command == "break" || command == "b") {
+    std::string where;
+    args >> where;
+    if (where.rfind("kiln.", 0) == 0)
+      s.stepper.break_on_kind(where);
+    else if (!where.empty() && where[0] == '%')
+      s.stepper.break_on_value(where);
+    else
+      s.stepper.break_on_line(where);
+    s.out << "breakpoint: " << where << "\n";
+  } else if (command == "watch") {
+    watch(s, args);
+    s.out << "watchpoint: " << line.substr(line.find("watch") + 6) << "\n";
+  } else if (command == "keep") {
+    std::string value;
+    args >> value;
+    s.stepper.keep(value);
+  } else if (command == "print" || command == "p") {
+    std::string value;
+    args >> value;
+    const Tensor t = s.stepper.value(value);
+    s.out << value << " = " << t << "\n  " << debug::summary(t) << "\n";
+  } else if (command == "where") {
+    print_where(s);
+  } else if (command == "compare") {
+    compare(s);
+  } else if (command == "finish") {
+    const std::vector<Tensor> outputs = s.stepper.finish();
+    for (size_t i = 0; i < outputs.size(); ++i)
+      s.out << "output " << i << " = " << outputs[i] << "\n";
+  }
+  return true;
+}
+
+bool is_command(const std::string& line) {
+  std::istringstream args(line);
+  std::string command;
+  if (!(args >> command)) return true;
+  for (const char* known : {"quit", "exit", "help", "step", "s", "continue", "c", "break", "b", "watch", "keep",
+                            "print", "p", "where", "compare", "finish"})
+    if (command == known) return true;
+  return false;
+}
+
+} // namespace
+
+int debug_graph_file(const DebugOptions& options, std::istream& in, std::ostream& out, bool interactive) {
+  for (const std::string& path : options.extensions)
+    load_extension(path);
+  StagedGraph graph = load_staged(options.graph_path);
+  auto session = std::make_shared<kiln::Session>(TierPolicy{.mode = JitMode::off});
+  for (const std::string& path : options.weights_paths)
+    session->weights().load_safetensors(path);
+  auto callable = compile_staged(graph, {.session = session});
+  const std::vector<Tensor> inputs = load_inputs(options.inputs, graph.graph().entry());
+  debug::Stepper stepper(callable, inputs);
+  const Session s{stepper, callable, inputs, out};
+  print_where(s);
+  std::string line;
+  while (true) {
+    if (interactive) out << "(kiln) " << std::flush;
+    if (!std::getline(in, line)) return 0;
+    if (!is_command(line)) {
+      out << "error: unknown command '" << line << "' (help lists them)\n";
+      if (!interactive) return 2; // a script with a typo must not pass for one that ran
+      continue;
+    }
+    try {
+      if (!execute(s, line)) return 0;
+    } catch (const Error& e) {
+      out << "error: " << e.what() << "\n";
+    }
+  }
+}
+
+} // namespace kiln::tools
