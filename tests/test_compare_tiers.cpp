@@ -9,8 +9,6 @@ using namespace kiln;
 
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
 template <class Fn, class... Specs> auto compiled(Fn fn, const Specs&... specs) {
   return compile(fn, {.session = std::make_shared<Session>(TierPolicy{}, 4)})(specs...);
 }
@@ -29,22 +27,22 @@ TEST_CASE("compare_tiers returns nothing where the tiers agree") {
   CHECK_FALSE(debug::compare_tiers(compiled(fn, x.layout()), {x}).has_value());
 }
 
-TEST_CASE("compare_tiers names a softmax over a row holding NaN and its source line") {
+TEST_CASE("compare_tiers names a layer_norm of rows far from zero and its source line") {
+  // README's table: oneDNN's layer normalisation loses the mean's rounding at mean 1e4.
   std::string line;
   auto fn = [&line](Tensor x) {
-    Tensor h = x * 2.0;
+    Tensor h = x + 1e4;
     line = next_line();
-    return F::softmax(h) + 1.0;
+    return F::layer_norm(h, Tensor(), Tensor()) * 2.0;
   };
-  const Tensor x = Tensor::from_vector<float>({kNaN, 1, 2, 3, 4, 5}, {2, 3});
+  const Tensor x = Tensor::randn({4, 256}, 3);
   const auto difference = debug::compare_tiers(compiled(fn, x.layout()), {x});
   REQUIRE(difference.has_value());
   CAPTURE(difference->message());
-  CHECK(difference->op.find("kiln.softmax at ") == 0);
+  CHECK(difference->op.find("kiln.layer_norm at ") == 0);
   CHECK(difference->op.find(line) != std::string::npos);
-  CHECK(difference->first_index == 1); // element 0 is NaN on both tiers
-  CHECK(std::isnan(difference->interp.data<float>()[1]));
-  CHECK(difference->jit.data<float>()[1] == 0.0f);
+  CHECK(difference->max_abs_error > 1e-4);
+  CHECK(difference->fused_before.empty());
 }
 
 TEST_CASE("compare_tiers names the ops fused with a differing one") {

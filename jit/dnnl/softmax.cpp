@@ -1,6 +1,8 @@
 #include "jit/dnnl/softmax.hpp"
 #include "jit/dnnl/engine.hpp"
+#include <cmath>
 #include <kiln/error.hpp>
+#include <limits>
 
 namespace kiln::jit::dnnl_ops {
 namespace {
@@ -13,9 +15,32 @@ dnnl::softmax_v2_forward::primitive_desc make_pd(const SoftmaxParams& params, bo
   return dnnl::softmax_v2_forward::primitive_desc(op, make_attr({}, params.dims), cpu_engine(), allow_empty);
 }
 
+// oneDNN gives a row holding NaN or +inf NaN at that element and 0 (log_softmax: -inf) elsewhere;
+// PyTorch (and the interpreter) give NaN for the whole row. A NaN in a result row marks such a row
+// (a finite or -inf input never makes one), so one pass over the result, still in cache, fixes it.
+void fill_rows_holding_nan(float* out, const std::vector<int64_t>& dims, int64_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= dims[size_t(d)];
+  for (size_t d = size_t(axis) + 1; d < dims.size(); ++d)
+    inner *= dims[d];
+  const int64_t length = dims[size_t(axis)];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      float* row = out + o * length * inner + i;
+      bool holds_nan = false;
+      for (int64_t k = 0; k < length && !holds_nan; ++k)
+        holds_nan = std::isnan(row[k * inner]);
+      if (holds_nan)
+        for (int64_t k = 0; k < length; ++k)
+          row[k * inner] = std::numeric_limits<float>::quiet_NaN();
+    }
+}
+
 } // namespace
 
 struct SoftmaxPrimitive::Impl {
+  SoftmaxParams params;
   dnnl::softmax_v2_forward::primitive_desc pd;
   dnnl::softmax_v2_forward primitive;
   dnnl::memory::desc data_desc;
@@ -34,6 +59,7 @@ std::optional<std::string> SoftmaxPrimitive::refuse(const SoftmaxParams& params)
 SoftmaxPrimitive::SoftmaxPrimitive(const SoftmaxParams& params) {
   if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "SoftmaxPrimitive: " + *reason);
   auto impl = std::make_unique<Impl>();
+  impl->params = params;
   impl->pd = make_pd(params, false);
   impl->primitive = dnnl::softmax_v2_forward(impl->pd);
   impl->data_desc = plain_desc(params.dims);
@@ -52,6 +78,7 @@ void SoftmaxPrimitive::execute(const float* in, float* out, std::span<std::byte>
   ArgMap bound{{DNNL_ARG_SRC, bind(impl_->data_desc, in)}, {DNNL_ARG_DST, bind(impl_->data_desc, out)}};
   Scratch pieces(scratch, scratch_bytes());
   run(impl_->primitive, impl_->pd, bound, pieces);
+  fill_rows_holding_nan(out, impl_->params.dims, impl_->params.axis);
 }
 
 std::string SoftmaxPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
