@@ -360,15 +360,17 @@ TEST_CASE("kiln debug reads a piped script: breakpoint, watchpoint, print, finis
                            " --input 0=" + quoted(scratch / "x.npy") + " < " + quoted(scratch / "script.txt");
   {
     std::ofstream script(scratch / "script.txt");
-    script << "break kiln.log\nwatch inf\ncontinue\nprint %5\ncontinue\nfinish\nquit\n";
+    script << "break kiln.log\nwatch inf\ncontinue\nprint %4\nlist\ncontinue\nfinish\nquit\n";
   }
   const CommandResult result = scratch.kiln(args);
   CAPTURE(result.out);
   CHECK(result.status == 0);
   CHECK(result.out.find("stopped: break kiln.log: kiln.log at ") != std::string::npos);
-  CHECK(result.out.find("%5 = tensor([[0, 0, 0], [1, 1, 1]], f32)") != std::string::npos);
-  CHECK(result.out.find("stopped: watch inf: %6 = kiln.log at ") != std::string::npos);
-  CHECK(result.out.find("produced 3 Inf of 6 values; its input %5 has min 0, max 1") != std::string::npos);
+  // Values are named as `kiln print` prints the graph.
+  CHECK(result.out.find("%4 = tensor([[0, 0, 0], [1, 1, 1]], f32)") != std::string::npos);
+  CHECK(result.out.find("%5 = \"kiln.log\"(%4) : ") != std::string::npos); // list: the printed line
+  CHECK(result.out.find("stopped: watch inf: %5 = kiln.log at ") != std::string::npos);
+  CHECK(result.out.find("produced 3 Inf of 6 values; its input %4 has min 0, max 1") != std::string::npos);
   CHECK(result.out.find("output 0 = tensor([[-inf, -inf, -inf], [0, 0, 0]], f32)") != std::string::npos);
   CHECK(result.out.find("(kiln)") == std::string::npos); // no prompt when stdin is not a terminal
   {

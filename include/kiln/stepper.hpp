@@ -12,7 +12,8 @@ struct StepState {
   size_t index = 0;                         // in the static graph's op order
   std::string op;                           // "kiln.log"
   std::string location;                     // the user's source line: "model.cpp:42:17"
-  std::vector<std::string> inputs, results; // value names: "%6"
+  std::vector<std::string> inputs, results; // value names as the graph prints them: "%6", "%arg0"
+  std::string mlir;                         // its printed line
   bool done = false;                        // every op has run
 };
 

@@ -1,6 +1,7 @@
 #include "ir/eager_evaluator.hpp"
 #include "ir/op_params.hpp"
 #include "ir/ops.hpp"
+#include "ir/text/printer.hpp"
 #include "runtime/weight_map.hpp"
 #include <cmath>
 #include <cstring>
@@ -14,12 +15,15 @@ namespace kiln::debug {
 
 namespace {
 
-std::string value_name(ir::ValueId v) { return "%" + std::to_string(v); }
-
-ir::ValueId parse_value(const std::string& name) {
-  if (name.size() < 2 || name[0] != '%' || name.find_first_not_of("0123456789", 1) != std::string::npos)
-    throw Error(ErrorKind::spec, "debug::Stepper: '" + name + "' is not a value name such as %12");
-  return ir::ValueId(std::stoul(name.substr(1)));
+// The printed form's op lines, in op order (print_module writes one op per line).
+std::vector<std::string> printed_op_lines(const ir::Function& fn) {
+  ir::Module module;
+  module.functions.push_back(fn);
+  std::istringstream text(ir::print_module(module));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);)
+    if (line.find("\"kiln.") != std::string::npos) lines.push_back(line.substr(line.find_first_not_of(' ')));
+  return lines;
 }
 
 std::string op_name(const ir::Op& op) { return "kiln." + std::string(ir::op_info(op.kind).name); }
@@ -30,6 +34,8 @@ bool is_float(DType t) { return t == DType::f32 || t == DType::f64 || t == DType
 
 struct Stepper::State {
   std::shared_ptr<const ir::Function> graph;
+  std::vector<std::string> names;    // per value id: its name in the printed graph (%3, %arg0)
+  std::vector<std::string> op_lines; // per op: its printed line
   runtime::WeightMap weights;
   std::vector<Tensor> values;       // per value id: computed and not yet freed
   std::vector<int> readers_left;    // per value id: ops still to read it (outputs never reach 0)
@@ -43,12 +49,13 @@ struct Stepper::State {
   bool nan = false, inf = false;
   std::map<ir::ValueId, std::pair<double, double>> ranges;
 
+  std::string value_name(ir::ValueId v) const { return names.at(v); }
+
   ir::ValueId known_value(const std::string& name) const {
-    const ir::ValueId v = parse_value(name);
-    if (v >= graph->values.size())
-      throw Error(ErrorKind::spec, "debug::Stepper: the graph has no value " + name + " (it has " +
-                                       std::to_string(graph->values.size()) + ")");
-    return v;
+    for (size_t v = 0; v < names.size(); ++v)
+      if (names[v] == name) return ir::ValueId(v);
+    throw Error(ErrorKind::spec, "debug::Stepper: the graph has no value '" + name +
+                                     "' (values are named as printed: %0, %1, ..., %arg0, %3#1)");
   }
 
   void describe_next() {
@@ -59,6 +66,7 @@ struct Stepper::State {
     const ir::Op& op = graph->ops[next];
     current.op = op_name(op);
     current.location = op.loc.to_string();
+    current.mlir = next < op_lines.size() ? op_lines[next] : "";
     for (ir::ValueId v : op.operands)
       current.inputs.push_back(value_name(v));
     for (ir::ValueId v : op.results)
@@ -159,6 +167,8 @@ Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& in
                            s.graph = graph;
                            s.weights = weights;
                          });
+  s.names = ir::printed_value_names(*s.graph);
+  s.op_lines = printed_op_lines(*s.graph);
   s.values.assign(s.graph->values.size(), Tensor());
   s.readers_left.assign(s.graph->values.size(), 0);
   for (size_t i = 0; i < s.graph->args.size(); ++i)

@@ -1,4 +1,5 @@
 #include "ir/ops.hpp"
+#include "ir/text/printer.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/weight_map.hpp"
 #include <cmath>
@@ -69,18 +70,18 @@ std::optional<TierDifference> first_difference(const std::shared_ptr<const ir::F
   std::vector<Tensor> interp_values, jit_values;
   (*runtime::find_tier("interp"))(graph, weights)->run(inputs, {.preserved = &interp_values});
   (*runtime::find_tier("jit"))(graph, weights)->run(inputs, {.preserved = &jit_values});
+  const std::vector<std::string> names = ir::printed_value_names(*graph);
   std::string fused; // ops since the last value both tiers kept
   for (const ir::Op& op : graph->ops) {
     if (op.kind == ir::OpKind::constant || op.kind == ir::OpKind::constant_external) continue; // bound data
     for (ir::ValueId v : op.results) {
       if (!jit_values.at(v).defined() || !interp_values.at(v).defined()) {
-        fused +=
-            (fused.empty() ? "" : ", ") + ("kiln." + std::string(ir::op_info(op.kind).name)) + " %" + std::to_string(v);
+        fused += (fused.empty() ? "" : ", ") + ("kiln." + std::string(ir::op_info(op.kind).name)) + " " + names[v];
         continue;
       }
       if (auto d = difference(interp_values[v], jit_values[v], tolerance)) {
         d->op = describe(op);
-        d->value = "%" + std::to_string(v);
+        d->value = names[v];
         d->fused_before = fused;
         return d;
       }

@@ -20,6 +20,7 @@ constexpr const char* kHelp = R"(commands:
   keep %N                  keep %N readable after its last reader
   print %N                 the value and its summary
   where                    the op about to run
+  list                     its line in the printed graph (kiln print)
   compare                  the first op where the JIT tier and the interpreter differ
   finish                   run to the end and print the outputs
   help, quit
@@ -110,6 +111,8 @@ bool execute(const Session& s, const std::string& line) {
     s.out << value << " = " << t << "\n  " << debug::summary(t) << "\n";
   } else if (command == "where") {
     print_where(s);
+  } else if (command == "list") {
+    s.out << (s.stepper.current().done ? "at the end" : s.stepper.current().mlir) << "\n";
   } else if (command == "compare") {
     compare(s);
   } else if (command == "finish") {
@@ -125,7 +128,7 @@ bool is_command(const std::string& line) {
   std::string command;
   if (!(args >> command)) return true;
   for (const char* known : {"quit", "exit", "help", "step", "s", "continue", "c", "break", "b", "watch", "keep",
-                            "print", "p", "where", "compare", "finish"})
+                            "print", "p", "where", "list", "compare", "finish"})
     if (command == known) return true;
   return false;
 }

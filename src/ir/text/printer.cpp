@@ -154,11 +154,10 @@ std::string loc_text(const SourceLoc& loc) {
 
 class FunctionPrinter {
 public:
-  explicit FunctionPrinter(const Function& fn) : fn_(fn), names_(fn.values.size()) { name_values(); }
+  explicit FunctionPrinter(const Function& fn) : fn_(fn), names_(printed_value_names(fn)) {}
   std::string print() const;
 
 private:
-  void name_values();
   std::string operand_list(const std::vector<ValueId>& ids) const;
   std::vector<ValueType> types_of(const std::vector<ValueId>& ids) const;
   std::string op_text(const Op& op) const;
@@ -167,19 +166,6 @@ private:
   const Function& fn_;
   std::vector<std::string> names_;
 };
-
-// Arguments are %argI; an op's results share one number: %k for one result, %k#i for several.
-void FunctionPrinter::name_values() {
-  for (size_t i = 0; i < fn_.args.size(); ++i)
-    names_.at(fn_.args[i]) = "%arg" + std::to_string(i);
-  int next_number = 0;
-  for (const Op& op : fn_.ops) {
-    if (op.results.empty()) continue;
-    std::string base = "%" + std::to_string(next_number++);
-    for (size_t i = 0; i < op.results.size(); ++i)
-      names_.at(op.results[i]) = op.results.size() == 1 ? base : base + "#" + std::to_string(i);
-  }
-}
 
 std::string FunctionPrinter::operand_list(const std::vector<ValueId>& ids) const {
   std::string out;
@@ -229,6 +215,20 @@ std::string FunctionPrinter::print() const {
 }
 
 } // namespace
+
+std::vector<std::string> printed_value_names(const Function& fn) {
+  std::vector<std::string> names(fn.values.size());
+  for (size_t i = 0; i < fn.args.size(); ++i)
+    names.at(fn.args[i]) = "%arg" + std::to_string(i);
+  int next_number = 0;
+  for (const Op& op : fn.ops) {
+    if (op.results.empty()) continue;
+    std::string base = "%" + std::to_string(next_number++);
+    for (size_t i = 0; i < op.results.size(); ++i)
+      names.at(op.results[i]) = op.results.size() == 1 ? base : base + "#" + std::to_string(i);
+  }
+  return names;
+}
 
 std::string print_module(const Module& m) {
   std::string out = "module " + symbol(m.name) + " {\n";

@@ -1,6 +1,7 @@
 #pragma once
 #include "ir/graph.hpp"
 #include <string>
+#include <vector>
 
 namespace kiln::ir {
 
@@ -9,5 +10,9 @@ namespace kiln::ir {
 // parse_module reads it back exactly. Throws kiln::Error(internal) for a constant attribute that holds
 // no concrete data.
 std::string print_module(const Module& m);
+
+// The names print_module gives fn's values, by value id: %argI for arguments; an op's results share
+// one number, %k for one result, %k#i for several (ops without results take none).
+std::vector<std::string> printed_value_names(const Function& fn);
 
 } // namespace kiln::ir
