@@ -63,6 +63,11 @@ PlanExecutable::PlanExecutable(std::shared_ptr<const ir::Function> graph, const 
 
 PlanExecutable::~PlanExecutable() = default;
 
+std::string PlanExecutable::step_implementation(size_t step) const {
+  const ImplementationWalk& walk = plan_.walk(step);
+  return walk.empty() ? "" : walk.back().implementation;
+}
+
 std::map<std::string, int> PlanExecutable::ops_per_lowering() const {
   if (!ops_per_lowering_.empty()) return ops_per_lowering_;
   return {{"interp", int(plan_.graph().ops.size())}};

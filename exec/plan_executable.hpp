@@ -31,6 +31,7 @@ public:
   std::string_view tier() const override { return tier_; }
   size_t arena_bytes() const override { return plan_.arena_bytes(); }
   std::map<std::string, int> ops_per_lowering() const override;
+  std::string step_implementation(size_t step) const override;
   const ir::Function& graph() const override { return plan_.graph(); }
   const ExecutionPlan& plan() const { return plan_; }
 

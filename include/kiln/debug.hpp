@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <kiln/compare_tiers.hpp>
+#include <kiln/profile.hpp>
 #include <kiln/stepper.hpp>
 #include <kiln/tensor.hpp>
 #include <string>

@@ -41,6 +41,12 @@ public:
   virtual size_t arena_bytes() const = 0;
   // How many ops each lowering took ("interp", "xbyak", "dnnl.matmul", ...).
   virtual std::map<std::string, int> ops_per_lowering() const = 0;
+  // The implementation that runs step `step` (the index hooks get): "dnnl.matmul", "xbyak",
+  // "interp", ...; empty when the tier does not say.
+  virtual std::string step_implementation(size_t step) const {
+    (void)step;
+    return "";
+  }
   virtual const ir::Function& graph() const = 0;
 };
 

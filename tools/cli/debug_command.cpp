@@ -22,6 +22,7 @@ constexpr const char* kHelp = R"(commands:
   where                    the op about to run
   list                     its line in the printed graph (kiln print)
   compare                  the first op where the JIT tier and the interpreter differ
+  profile                  each step's time, bytes and implementation on each tier
   finish                   run to the end and print the outputs
   help, quit
 )";
@@ -115,6 +116,8 @@ bool execute(const Session& s, const std::string& line) {
     s.out << (s.stepper.current().done ? "at the end" : s.stepper.current().mlir) << "\n";
   } else if (command == "compare") {
     compare(s);
+  } else if (command == "profile") {
+    s.out << debug::profile(s.callable, s.inputs).table();
   } else if (command == "finish") {
     const std::vector<Tensor> outputs = s.stepper.finish();
     for (size_t i = 0; i < outputs.size(); ++i)
@@ -128,7 +131,7 @@ bool is_command(const std::string& line) {
   std::string command;
   if (!(args >> command)) return true;
   for (const char* known : {"quit", "exit", "help", "step", "s", "continue", "c", "break", "b", "watch", "keep",
-                            "print", "p", "where", "list", "compare", "finish"})
+                            "print", "p", "where", "list", "compare", "profile", "finish"})
     if (command == known) return true;
   return false;
 }
