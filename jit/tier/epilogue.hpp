@@ -45,8 +45,8 @@ Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_
 void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, std::string_view implementation, ir::OpId head);
 
 // The residual operands of a fused op (they come last), gathered without allocating on the call
-// path; oneDNN wrappers refuse more than 32 post-ops, so the array always has room. `offset`
-// (in floats) points each at the slice of the batch one thread computes.
+// path; oneDNN wrappers refuse more than kMaxPostOps post-ops, so the array always has room.
+// `offset` (in floats) points each at the slice of the batch one thread computes.
 class ResidualPointers {
 public:
   ResidualPointers(std::span<const exec::View> inputs, int count, int64_t offset = 0) : count_(size_t(count)) {
@@ -56,7 +56,7 @@ public:
   std::span<const float* const> span() const { return {pointers_.data(), count_}; }
 
 private:
-  std::array<const float*, 32> pointers_{};
+  std::array<const float*, dnnl_ops::kMaxPostOps> pointers_{};
   size_t count_;
 };
 
