@@ -1,6 +1,6 @@
 #include "exec/non_finite_check.hpp"
 #include "core/half.hpp"
-#include "exec/op_place.hpp"
+#include "ir/ops.hpp"
 #include <cmath>
 #include <kiln/error.hpp>
 #include <unordered_set>
@@ -65,14 +65,14 @@ size_t fused_op_count(const ir::Function& graph, std::span<const ir::ValueId> op
 std::string describe_value(const ExecutionPlan& plan, size_t index, ir::ValueId value) {
   const PlanStep& step = plan.steps()[index];
   const std::string name = "%" + std::to_string(value);
-  if (!step.lowered) return name + " = " + op_place(*step.op);
+  if (!step.lowered) return name + " = " + ir::op_place(*step.op);
   const std::span<const ir::ValueId> values(plan.view_values().data() + step.first_view,
                                             step.num_inputs + step.num_outputs);
   const size_t ops = fused_op_count(plan.graph(), values.first(step.num_inputs), values.subspan(step.num_inputs));
   const std::string& implementation = plan.walk(index).back().implementation;
-  if (ops <= 1) return name + " = " + op_place(*step.op) + " (run by " + implementation + ")";
+  if (ops <= 1) return name + " = " + ir::op_place(*step.op) + " (run by " + implementation + ")";
   return name + ", the result of a fused step of " + std::to_string(ops) + " ops run by " + implementation +
-         " whose first op is " + op_place(*step.op) + " (KILN_JIT=off runs each op on its own),";
+         " whose first op is " + ir::op_place(*step.op) + " (KILN_JIT=off runs each op on its own),";
 }
 
 // Bound values (constants, weights, what was computed from them when planning) and aliases are not

@@ -1,6 +1,5 @@
 #include "exec/plan.hpp"
 #include "core/checked_arithmetic.hpp"
-#include "exec/op_place.hpp"
 #include "exec/precomputed_values.hpp"
 #include "exec/step_implementations.hpp"
 #include "ir/ops.hpp"
@@ -44,10 +43,11 @@ std::string value_name(ir::ValueId v) { return "%" + std::to_string(v); }
 
 void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::Op& op, ErrorKind kind) {
   if (!tensor.defined() || !tensor.is_concrete())
-    throw Error(kind, op_place(op) + ": the bound tensor is not a concrete tensor");
+    throw Error(kind, ir::op_place(op) + ": the bound tensor is not a concrete tensor");
   if (tensor.dtype() != value.dtype || tensor.dims() != value.dims)
-    throw Error(kind, op_place(op) + ": the bound tensor is " + tensor.layout().to_string() + ", the graph expects " +
-                          dtype_name(value.dtype) + " " + shape_to_string(shape_from_dims(value.dims)));
+    throw Error(kind, ir::op_place(op) + ": the bound tensor is " + tensor.layout().to_string() +
+                          ", the graph expects " + dtype_name(value.dtype) + " " +
+                          shape_to_string(shape_from_dims(value.dims)));
 }
 
 // Ops over constants and weights only are computed once when planning (ORT folds initializers
@@ -145,7 +145,7 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights, std::span<con
       const std::string& name = ir::params_of<ir::ExternalParams>(op).name;
       auto weight = weights.find(name);
       if (weight == weights.end())
-        throw Error(ErrorKind::weight, op_place(op) + ": no weight named '" + name + "' is bound");
+        throw Error(ErrorKind::weight, ir::op_place(op) + ": no weight named '" + name + "' is bound");
       value.bound = weight->second;
       value.bound_key = weights.key(name);
       check_bound_tensor(value.bound, value, op, ErrorKind::weight);
@@ -271,7 +271,7 @@ ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanSt
       implementations.list(op.kind), implementations.cpu_isa(),
       [&](const Implementation& entry) { return entry.refuse ? entry.refuse(query) : std::nullopt; }, walk);
   if (!taker)
-    throw Error(ErrorKind::unsupported, op_place(op) + ": no interpreter implementation takes it" +
+    throw Error(ErrorKind::unsupported, ir::op_place(op) + ": no interpreter implementation takes it" +
                                             (walk.empty() ? "" : " (" + walk_to_string(walk) + ")"));
   StepChoice choice = taker->create(query);
   walk.back().note = std::move(choice.note);

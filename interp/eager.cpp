@@ -36,7 +36,7 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
   Kernel kernel = kernel_for(kind);
   std::shared_ptr<const exec::StepRunner> runner = eager_extension_runner(op, operand_types, result_types);
   if (!kernel && !runner)
-    throw Error(ErrorKind::unsupported, exec::op_place(op) + ": not available in eager mode (only inside a graph)");
+    throw Error(ErrorKind::unsupported, ir::op_place(op) + ": not available in eager mode (only inside a graph)");
 
   std::vector<std::vector<int64_t>> dims;
   dims.reserve(inputs.size() + result_types.size());

@@ -98,7 +98,7 @@ std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function& f
                                                            const std::vector<exec::ValuePlan>& values,
                                                            runtime::WeightForms* forms) {
   if (auto why = refuse_packed_matmul(op, values))
-    throw Error(ErrorKind::internal, exec::op_place(op) + ": packed matmul of a matmul it refuses: " + *why);
+    throw Error(ErrorKind::internal, ir::op_place(op) + ": packed matmul of a matmul it refuses: " + *why);
   const exec::ValuePlan& b = values[op.operands[1]];
   const int64_t k = b.dims[b.dims.size() - 2], n = b.dims.back();
   const auto [source, transposed] = pack_source(fn, op.operands[1], values);
@@ -112,7 +112,7 @@ std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function& f
 std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function&, const ir::Op& op,
                                                            const std::vector<exec::ValuePlan>&, runtime::WeightForms*) {
   // packed_gemm needs AVX2+FMA (its list entry's min_isa), which this build has no kernels for.
-  throw Error(ErrorKind::internal, exec::op_place(op) + ": packed matmul in a build without AVX2 kernels");
+  throw Error(ErrorKind::internal, ir::op_place(op) + ": packed matmul in a build without AVX2 kernels");
 }
 #endif
 

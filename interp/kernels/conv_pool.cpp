@@ -33,7 +33,7 @@ void check_output(const KernelArgs& args, const Window& w, int64_t channels) {
   if (x.size() != 4 || y.size() != 4 || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0 || y[0] != x[0] ||
       y[1] != channels || y[2] != window_output(x[2], w.kh, w.sh, w.ph, w.dh) ||
       y[3] != window_output(x[3], w.kw, w.sw, w.pw, w.dw))
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result " + dims_string(y) +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": result " + dims_string(y) +
                                       " does not match the window over input " + dims_string(x));
 }
 
@@ -49,7 +49,7 @@ ConvShape conv_shape(const KernelArgs& args, const Window& w, int64_t groups) {
   const bool ok = x.size() == 4 && k.size() == 4 && groups > 0 && x[1] % groups == 0 && k[0] % groups == 0 &&
                   k[1] == x[1] / groups && (args.inputs.size() < 3 || args.inputs[2].numel() == k[0]);
   if (!ok)
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": input " + dims_string(x) + ", weight " + dims_string(k) +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": input " + dims_string(x) + ", weight " + dims_string(k) +
                                       " and groups " + std::to_string(groups) + " do not fit together");
   check_output(args, w, k[0]);
   return {x[0], x[1], x[2], x[3], k[0], groups, y[2], y[3]};
@@ -128,7 +128,7 @@ template <class T> void conv2d_typed(const KernelArgs& args, const ConvPlan& pla
   const bool pointwise = buffers.pointwise, tasks_in_parallel = buffers.tasks_in_parallel;
   const size_t needed = size_t(buffers.elements * buffers.count) * sizeof(T);
   if (args.scratch.size() < needed)
-    throw Error(ErrorKind::internal, exec::op_place(args.op) + ": conv2d needs " + std::to_string(needed) +
+    throw Error(ErrorKind::internal, ir::op_place(args.op) + ": conv2d needs " + std::to_string(needed) +
                                          " bytes of scratch, the plan gave " + std::to_string(args.scratch.size()));
   const int64_t tasks = s.batch * s.groups;
   const int gemm_threads = tasks_in_parallel ? 1 : exec::num_threads();

@@ -8,18 +8,18 @@ using exec::KernelArgs;
 using exec::View;
 
 void throw_unsupported_dtype(const ir::Op& op, DType dtype) {
-  throw Error(ErrorKind::dtype, exec::op_place(op) + ": the interpreter has no kernel for dtype " + dtype_name(dtype));
+  throw Error(ErrorKind::dtype, ir::op_place(op) + ": the interpreter has no kernel for dtype " + dtype_name(dtype));
 }
 
 void throw_unprepared(const ir::Op& op) {
-  throw Error(ErrorKind::internal, exec::op_place(op) + ": its kernel ran without the state its prepare derives");
+  throw Error(ErrorKind::internal, ir::op_place(op) + ": its kernel ran without the state its prepare derives");
 }
 
 namespace {
 
 void check_dtype(const KernelArgs& args, const View& v, DType expected, const char* what, size_t index) {
   if (v.dtype != expected)
-    throw Error(ErrorKind::dtype, exec::op_place(args.op) + ": " + what + " " + std::to_string(index) + " is " +
+    throw Error(ErrorKind::dtype, ir::op_place(args.op) + ": " + what + " " + std::to_string(index) + " is " +
                                       dtype_name(v.dtype) + ", expected " + dtype_name(expected));
 }
 
@@ -47,13 +47,13 @@ void require_uniform_dtype(const KernelArgs& args) {
 void require_same_dims(const KernelArgs& args) {
   std::span<const int64_t> in = args.inputs[0].dims, out = args.outputs[0].dims;
   if (!std::equal(in.begin(), in.end(), out.begin(), out.end()))
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result dims " + dims_string(out) +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": result dims " + dims_string(out) +
                                       " differ from operand dims " + dims_string(in));
 }
 
 int64_t require_axis(const ir::Op& op, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= rank)
-    throw Error(ErrorKind::shape, exec::op_place(op) + ": axis " + std::to_string(axis) + " is out of range for rank " +
+    throw Error(ErrorKind::shape, ir::op_place(op) + ": axis " + std::to_string(axis) + " is out of range for rank " +
                                       std::to_string(rank));
   return axis;
 }

@@ -1,8 +1,8 @@
 #pragma once
-#include "exec/op_place.hpp"
 #include "exec/threads.hpp"
 #include "exec/view.hpp"
 #include "interp/kernels/element.hpp"
+#include "ir/ops.hpp"
 #include <algorithm>
 #include <cstdint>
 #include <kiln/error.hpp>

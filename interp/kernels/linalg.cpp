@@ -36,7 +36,7 @@ void check_matmul_dims(const KernelArgs& args) {
   const bool ranks_ok = a.size() >= 2 && b.size() >= 2 && out.size() == std::max(a.size(), b.size());
   if (!ranks_ok || a[a.size() - 1] != b[b.size() - 2] || out[out.size() - 2] != a[a.size() - 2] ||
       out.back() != b.back())
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": cannot multiply " + dims_string(a) + " by " +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": cannot multiply " + dims_string(a) + " by " +
                                       dims_string(b) + " into " + dims_string(out));
 }
 

@@ -26,7 +26,7 @@ RowSplit rows_from_axis(const KernelArgs& args) {
   const RowSplit s{product(dims.subspan(0, size_t(axis))), product(dims.subspan(size_t(axis))), eps_of(args.op)};
   for (size_t i = 1; i < args.inputs.size(); ++i)
     if (args.inputs[i].numel() != s.features)
-      throw Error(ErrorKind::shape, exec::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
+      throw Error(ErrorKind::shape, ir::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
                                         std::to_string(args.inputs[i].numel()) + " elements, expected " +
                                         std::to_string(s.features));
   return s;
@@ -87,11 +87,11 @@ ChannelSplit channels_of(const KernelArgs& args) {
   std::span<const int64_t> dims = args.inputs[0].dims;
   if (dims.size() < 2)
     throw Error(ErrorKind::shape,
-                exec::op_place(args.op) + ": input " + dims_string(dims) + " needs rank >= 2 (N, C, ...)");
+                ir::op_place(args.op) + ": input " + dims_string(dims) + " needs rank >= 2 (N, C, ...)");
   const ChannelSplit s{dims[0], dims[1], product(dims.subspan(2)), eps_of(args.op)};
   for (size_t i = 1; i < args.inputs.size(); ++i)
     if (args.inputs[i].numel() != s.channels)
-      throw Error(ErrorKind::shape, exec::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
+      throw Error(ErrorKind::shape, ir::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
                                         std::to_string(args.inputs[i].numel()) + " elements, expected " +
                                         std::to_string(s.channels));
   return s;

@@ -136,14 +136,14 @@ ReducePlan reduce_plan(const KernelArgs& args) {
   if (plan.empty_result) return plan;
   const Reduction kind = reduction_of(args.op.kind);
   if (plan.empty_input && (kind == Reduction::max || kind == Reduction::min))
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": cannot reduce an empty axis (no identity)");
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": cannot reduce an empty axis (no identity)");
   if (plan.empty_input) return plan;
   const std::vector<AxisGroup> groups = axis_groups(args.op, x.dims);
   int64_t kept = 1;
   for (const AxisGroup& g : groups)
     kept *= g.reduced ? 1 : g.size;
   if (kept != y.numel())
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result dims " + dims_string(y.dims) +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": result dims " + dims_string(y.dims) +
                                       " do not match the reduction of " + dims_string(x.dims));
   plan.passes = reduce_passes(groups, x.numel());
   plan.count = double(x.numel() / y.numel());
@@ -270,10 +270,10 @@ exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const View> input
   if (y.dtype != DType::i64) throw_unsupported_dtype(op, y.dtype);
   const AxisSplit s = split_at_axis(op, ir::params_of<ir::ArgmaxParams>(op).axis, x.dims);
   if (y.numel() != s.outer * s.inner)
-    throw Error(ErrorKind::shape, exec::op_place(op) + ": result dims " + dims_string(y.dims) +
+    throw Error(ErrorKind::shape, ir::op_place(op) + ": result dims " + dims_string(y.dims) +
                                       " do not match the reduction of " + dims_string(x.dims));
   if (s.outer * s.inner != 0 && s.size == 0)
-    throw Error(ErrorKind::shape, exec::op_place(op) + ": argmax of an empty axis");
+    throw Error(ErrorKind::shape, ir::op_place(op) + ": argmax of an empty axis");
   return make_prepared(s);
 }
 

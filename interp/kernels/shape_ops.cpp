@@ -17,7 +17,7 @@ void copy_bytes(const KernelArgs& args) {
   require_same_dtype(args, {0});
   if (x.numel() != y.numel())
     throw Error(ErrorKind::shape,
-                exec::op_place(args.op) + ": cannot view " + dims_string(x.dims) + " as " + dims_string(y.dims));
+                ir::op_place(args.op) + ": cannot view " + dims_string(x.dims) + " as " + dims_string(y.dims));
   if (x.data != y.data) std::memcpy(y.data, x.data, size_t(y.numel()) * element_bytes(y));
 }
 
@@ -56,7 +56,7 @@ void check_piece(const ir::Op& op, const View& piece, const View& whole, int64_t
   for (size_t d = 0; fits && d < piece.dims.size(); ++d)
     fits = int64_t(d) == axis || piece.dims[d] == whole.dims[d];
   if (!fits)
-    throw Error(ErrorKind::shape, exec::op_place(op) + ": " + dims_string(piece.dims) + " and " +
+    throw Error(ErrorKind::shape, ir::op_place(op) + ": " + dims_string(piece.dims) + " and " +
                                       dims_string(whole.dims) + " differ outside axis " + std::to_string(axis));
 }
 
@@ -67,7 +67,7 @@ std::vector<int64_t> gather_indices(const KernelArgs& args, int64_t axis, int64_
   for (size_t i = 0; i < indices.size(); ++i) {
     const int64_t raw = idx.dtype == DType::i64 ? idx.as<const int64_t>()[i] : idx.as<const int32_t>()[i];
     if (raw < -size || raw >= size)
-      throw Error(ErrorKind::shape, exec::op_place(args.op) + ": index " + std::to_string(raw) +
+      throw Error(ErrorKind::shape, ir::op_place(args.op) + ": index " + std::to_string(raw) +
                                         " is out of range for axis " + std::to_string(axis) + " of size " +
                                         std::to_string(size));
     indices[i] = raw < 0 ? raw + size : raw;
@@ -86,14 +86,14 @@ void transpose(const KernelArgs& args) {
   const View &x = args.inputs[0], &y = args.outputs[0];
   const auto& perm = ir::params_of<ir::TransposeParams>(args.op).perm;
   if (int64_t(perm.size()) != x.rank() || y.rank() != x.rank())
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": perm has " + std::to_string(perm.size()) +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": perm has " + std::to_string(perm.size()) +
                                       " entries for rank " + std::to_string(x.rank()));
   const std::vector<int64_t> in_strides = contiguous_strides(x.dims);
   std::array<std::vector<int64_t>, 1> strides;
   for (size_t i = 0; i < perm.size(); ++i) {
     const size_t axis = size_t(require_axis(args.op, perm[i], x.rank()));
     if (y.dims[i] != x.dims[axis])
-      throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result " + dims_string(y.dims) +
+      throw Error(ErrorKind::shape, ir::op_place(args.op) + ": result " + dims_string(y.dims) +
                                         " is not a permutation of " + dims_string(x.dims));
     strides[0].push_back(in_strides[axis]);
   }
@@ -113,21 +113,21 @@ void slice(const KernelArgs& args) {
   const std::vector<int64_t>&starts = params.starts, &steps = params.steps;
   const size_t rank = x.dims.size();
   if (starts.size() != rank || steps.size() != rank || y.dims.size() != rank)
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": starts and steps need one entry per axis (rank " +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": starts and steps need one entry per axis (rank " +
                                       std::to_string(rank) + ")");
   const std::vector<int64_t> in_strides = contiguous_strides(x.dims);
   std::array<std::vector<int64_t>, 1> strides{std::vector<int64_t>(rank)};
   std::array<int64_t, 1> base{0};
   for (size_t d = 0; d < rank; ++d) {
     if (steps[d] <= 0)
-      throw Error(ErrorKind::unsupported, exec::op_place(args.op) + ": step " + std::to_string(steps[d]) + " on axis " +
+      throw Error(ErrorKind::unsupported, ir::op_place(args.op) + ": step " + std::to_string(steps[d]) + " on axis " +
                                               std::to_string(d) + "; only positive steps are supported");
     // The last element read, start + (count - 1) * step, stays inside the axis; written as a division so
     // a huge step cannot overflow.
     const bool in_range =
         starts[d] >= 0 && starts[d] < x.dims[d] && (y.dims[d] - 1) <= (x.dims[d] - 1 - starts[d]) / steps[d];
     if (y.dims[d] > 0 && !in_range)
-      throw Error(ErrorKind::shape, exec::op_place(args.op) + ": " + std::to_string(y.dims[d]) + " elements from " +
+      throw Error(ErrorKind::shape, ir::op_place(args.op) + ": " + std::to_string(y.dims[d]) + " elements from " +
                                         std::to_string(starts[d]) + " by " + std::to_string(steps[d]) + " leave axis " +
                                         std::to_string(d) + " of size " + std::to_string(x.dims[d]));
     if (y.dims[d] == 0) continue; // nothing is read, and start may lie anywhere
@@ -151,7 +151,7 @@ void concat(const KernelArgs& args) {
     axis_total += args.inputs[i].dims[size_t(axis)];
   }
   if (axis_total != y.dims[size_t(axis)])
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": operands add up to " + std::to_string(axis_total) +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": operands add up to " + std::to_string(axis_total) +
                                       " along axis " + std::to_string(axis) + ", result has " +
                                       std::to_string(y.dims[size_t(axis)]));
   auto* dst = static_cast<std::byte*>(y.data);
@@ -177,7 +177,7 @@ void split(const KernelArgs& args) {
   }
   require_same_dtype(args, {0});
   if (axis_total != x.dims[size_t(axis)])
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": results add up to " + std::to_string(axis_total) +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": results add up to " + std::to_string(axis_total) +
                                       " along axis " + std::to_string(axis) + ", operand has " +
                                       std::to_string(x.dims[size_t(axis)]));
   const auto* src = static_cast<const std::byte*>(x.data);
@@ -199,9 +199,8 @@ void gather(const KernelArgs& args) {
   const Blocks b = blocks_around(data, axis);
   const int64_t size = data.dims[size_t(axis)];
   if (y.numel() != b.outer * idx.numel() * b.inner)
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": result " + dims_string(y.dims) +
-                                      " does not match data " + dims_string(data.dims) + " gathered by " +
-                                      dims_string(idx.dims));
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": result " + dims_string(y.dims) + " does not match data " +
+                                      dims_string(data.dims) + " gathered by " + dims_string(idx.dims));
   const std::vector<int64_t> indices = gather_indices(args, axis, size);
   const size_t block = size_t(b.inner) * element_bytes(y);
   const auto* src = static_cast<const std::byte*>(data.data);
@@ -225,7 +224,7 @@ void pad(const KernelArgs& args) {
     fits = pads[2 * d] >= 0 && pads[2 * d + 1] >= 0 && y.dims[d] >= x.dims[d] &&
            y.dims[d] - x.dims[d] - pads[2 * d] == pads[2 * d + 1];
   if (!fits)
-    throw Error(ErrorKind::shape, exec::op_place(args.op) + ": pads do not take " + dims_string(x.dims) + " to " +
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": pads do not take " + dims_string(x.dims) + " to " +
                                       dims_string(y.dims) + " (non-negative [lo0, hi0, lo1, hi1, ...] expected)");
   dispatch_dtype(AllDTypes{}, y.dtype, args.op, [&](auto e) {
     using E = decltype(e);

@@ -85,7 +85,7 @@ StridedLoop<N> broadcast_loop(std::span<const int64_t> out_dims,
       stride *= size;
     }
     if (!fits)
-      throw Error(ErrorKind::shape, exec::op_place(op) + ": operand " + std::to_string(k) + " " + dims_string(dims) +
+      throw Error(ErrorKind::shape, ir::op_place(op) + ": operand " + std::to_string(k) + " " + dims_string(dims) +
                                         " does not broadcast to " + dims_string(out_dims));
   }
   return StridedLoop<N>(out_dims, strides);

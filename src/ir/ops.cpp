@@ -27,6 +27,12 @@ constexpr std::array<OpInfo, kNumOpKinds> kOpTable{{
 
 const OpInfo& op_info(OpKind kind) { return kOpTable[size_t(kind)]; }
 
+std::string op_place(const Op& op) {
+  std::string place = "kiln." + std::string(op_info(op.kind).name);
+  if (op.loc.known()) place += " at " + op.loc.to_string();
+  return place;
+}
+
 std::optional<OpKind> op_kind_from_name(std::string_view name) {
   for (const OpInfo& info : kOpTable)
     if (info.name == name) return info.kind;

@@ -59,6 +59,9 @@ struct OpInfo {
 const OpInfo& op_info(OpKind kind);
 
 std::optional<OpKind> op_kind_from_name(std::string_view name);
+// "kiln.add at model.cpp:3:9" (or just "kiln.add" when the op has no source location): how errors
+// and debugging tools name an op.
+std::string op_place(const Op& op);
 inline bool has_trait(OpKind kind, OpTrait trait) { return op_info(kind).has(trait); }
 inline bool is_elementwise(OpKind k) {
   auto c = op_info(k).cls;

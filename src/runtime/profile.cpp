@@ -40,7 +40,7 @@ std::vector<StepProfile> profile_tier(const runtime::Executable& exe, const std:
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     if (timings.size() <= index) timings.resize(index + 1);
     Timing& t = timings[index];
-    t.op = "kiln." + std::string(ir::op_info(op.kind).name) + " at " + op.loc.to_string();
+    t.op = ir::op_place(op);
     t.bytes = bytes_of(in) + bytes_of(out);
     t.ms.push_back(ms);
   };

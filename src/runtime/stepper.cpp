@@ -116,7 +116,7 @@ struct Stepper::State {
       const auto range = ranges.find(v);
       if (!is_float(t.dtype()) && range == ranges.end()) continue;
       const TensorSummary s = summary(t);
-      const std::string what = value_name(v) + " = " + op_name(op) + " at " + op.loc.to_string();
+      const std::string what = value_name(v) + " = " + ir::op_place(op);
       std::string why;
       if (nan && s.nan > 0)
         why = "watch nan: " + what + " produced " + std::to_string(s.nan) + " NaN";
@@ -224,7 +224,7 @@ bool Stepper::continue_() {
     // A breakpoint that stopped before this op already had its say.
     if (s.stopped_at != s.next)
       if (auto why = s.breakpoint_at(s.graph->ops[s.next])) {
-        s.reason = *why + ": " + s.current.op + " at " + s.current.location;
+        s.reason = *why + ": " + ir::op_place(s.graph->ops[s.next]);
         s.stopped_at = s.next;
         return true;
       }
