@@ -127,10 +127,12 @@ struct Stepper::State {
               "] (min " + format(s.min) + ", max " + format(s.max) + ")";
       if (why.empty()) continue;
       why += " of " + std::to_string(s.numel) + " values";
-      for (ir::ValueId input : op.operands)
-        if (values[input].defined() && values[input].numel() > 0 && is_float(values[input].dtype()))
-          why += "; its input " + value_name(input) + " has min " + format(summary(values[input]).min) + ", max " +
-                 format(summary(values[input]).max);
+      for (ir::ValueId input : op.operands) {
+        if (!values[input].defined() || values[input].numel() == 0 || !is_float(values[input].dtype())) continue;
+        const TensorSummary input_summary = summary(values[input]);
+        why += "; its input " + value_name(input) + " has min " + format(input_summary.min) + ", max " +
+               format(input_summary.max);
+      }
       return why;
     }
     return std::nullopt;

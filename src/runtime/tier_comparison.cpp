@@ -10,21 +10,6 @@ namespace kiln::debug {
 
 namespace {
 
-double element(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-  case DType::f32: return t.data<float>()[i];
-  case DType::f64: return t.data<double>()[i];
-  case DType::i32: return t.data<int32_t>()[i];
-  case DType::i64: return double(t.data<int64_t>()[i]);
-  case DType::i8: return t.data<int8_t>()[i];
-  case DType::u8: return t.data<uint8_t>()[i];
-  case DType::boolean: return t.data<bool>()[i];
-  case DType::f16:
-  case DType::bf16: return t.cast(DType::f64).data<double>()[i]; // a debugging path: the copy is fine
-  }
-  return 0;
-}
-
 bool same(double want, double got, double tolerance) {
   if (std::isnan(want)) return std::isnan(got);
   if (std::isinf(want)) return got == want;
@@ -35,7 +20,7 @@ bool same(double want, double got, double tolerance) {
 std::optional<TierDifference> difference(const Tensor& interp, const Tensor& jit, double tolerance) {
   TierDifference d{"", "", "", interp, jit, -1, 0, 0};
   for (int64_t i = 0; i < interp.numel(); ++i) {
-    const double want = element(interp, i), got = element(jit, i);
+    const double want = interp.item_as_double(i), got = jit.item_as_double(i);
     if (d.first_index < 0 && !same(want, got, tolerance)) d.first_index = i;
     if (std::isfinite(want) && std::isfinite(got)) {
       d.max_abs_error = std::max(d.max_abs_error, std::fabs(got - want));
@@ -46,17 +31,13 @@ std::optional<TierDifference> difference(const Tensor& interp, const Tensor& jit
   return d;
 }
 
-std::string describe(const ir::Op& op) {
-  return "kiln." + std::string(ir::op_info(op.kind).name) + " at " + op.loc.to_string();
-}
-
 } // namespace
 
 std::string TierDifference::message() const {
   std::ostringstream out;
   out << value << " = " << op << " differs between the tiers at element " << first_index << ": interpreter "
-      << element(interp, first_index) << ", jit " << element(jit, first_index) << " (max abs error " << max_abs_error
-      << ", max relative error " << max_rel_error << " over the finite elements)";
+      << interp.item_as_double(first_index) << ", jit " << jit.item_as_double(first_index) << " (max abs error "
+      << max_abs_error << ", max relative error " << max_rel_error << " over the finite elements)";
   if (!fused_before.empty()) out << "; the JIT fused it with " << fused_before << ", whose results it does not keep";
   return out.str();
 }
@@ -80,7 +61,7 @@ std::optional<TierDifference> first_difference(const std::shared_ptr<const ir::F
         continue;
       }
       if (auto d = difference(interp_values[v], jit_values[v], tolerance)) {
-        d->op = describe(op);
+        d->op = ir::op_place(op);
         d->value = names[v];
         d->fused_before = fused;
         return d;
