@@ -53,24 +53,30 @@ struct Commands {
   BenchOptions bench_options;
 };
 
+// The graph file, its weights, inputs and extensions, as `run` and `debug` take them.
+void add_graph_file_options(CLI::App& command, std::string& graph, std::vector<std::string>& weights,
+                            std::vector<std::string>& inputs, std::vector<std::string>& extensions) {
+  command.add_option("graph", graph, "graph in MLIR text form")->required();
+  command.add_option("--weights", weights, "safetensors file of the graph's weights (repeatable)")
+      ->allow_extra_args(false);
+  command
+      .add_option("--input", inputs,
+                  "NAME=FILE.npy, NAME an argument index: 0, 1, ... or arg0, ... "
+                  "(one per graph argument)")
+      ->allow_extra_args(false);
+  command.add_option("--extension", extensions, "extension library (.so) registering custom ops (repeatable)")
+      ->allow_extra_args(false);
+}
+
 void add_run(CLI::App& app, Commands& c) {
   c.run = app.add_subcommand("run", "run a graph file on .npy inputs and write its outputs as .npy");
   RunOptions& o = c.run_options;
-  c.run->add_option("graph", o.graph_path, "graph in MLIR text form")->required();
-  c.run->add_option("--weights", o.weights_paths, "safetensors file of the graph's weights (repeatable)")
-      ->allow_extra_args(false);
-  c.run
-      ->add_option("--input", o.inputs,
-                   "NAME=FILE.npy, NAME an argument index: 0, 1, ... or arg0, ... "
-                   "(one per graph argument)")
-      ->allow_extra_args(false);
+  add_graph_file_options(*c.run, o.graph_path, o.weights_paths, o.inputs, o.extensions);
   c.run->add_option("--output", o.output_path, "output .npy; further outputs go to <stem>_1.npy, ...")->required();
   c.run->add_option("--repeat", o.repeat, "run this many times and report the median latency")
       ->check(CLI::PositiveNumber);
   c.run->add_flag("--stats", o.print_stats, "print the session's per-signature statistics");
   c.run->add_option("--tier", o.tier, "interp, jit or auto (default)")->check(CLI::IsMember(tier_names()));
-  c.run->add_option("--extension", o.extensions, "extension library (.so) registering custom ops (repeatable)")
-      ->allow_extra_args(false);
 }
 
 void add_bench(CLI::App& app, Commands& c) {
@@ -92,13 +98,7 @@ void add_bench(CLI::App& app, Commands& c) {
 void add_debug(CLI::App& app, Commands& c) {
   c.debug = app.add_subcommand("debug", "step a graph file op by op on .npy inputs (commands from stdin; help)");
   DebugOptions& o = c.debug_options;
-  c.debug->add_option("graph", o.graph_path, "graph in MLIR text form")->required();
-  c.debug->add_option("--weights", o.weights_paths, "safetensors file of the graph's weights (repeatable)")
-      ->allow_extra_args(false);
-  c.debug->add_option("--input", o.inputs, "NAME=FILE.npy, NAME an argument index (one per graph argument)")
-      ->allow_extra_args(false);
-  c.debug->add_option("--extension", o.extensions, "extension library (.so) registering custom ops (repeatable)")
-      ->allow_extra_args(false);
+  add_graph_file_options(*c.debug, o.graph_path, o.weights_paths, o.inputs, o.extensions);
 }
 
 void add_commands(CLI::App& app, Commands& c) {
