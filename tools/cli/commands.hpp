@@ -1,14 +1,11 @@
 #pragma once
 // The `kiln` subcommands, callable in-process (the demo runs `kiln run`'s code path this way).
 #include <istream>
-#include <kiln/tensor.hpp>
+#include <kiln/compile.hpp>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
-
-namespace kiln::ir {
-struct Function;
-}
 
 namespace kiln::tools {
 
@@ -35,9 +32,16 @@ struct RunResult {
 // last run. Every check happens before the first output file is written.
 RunResult run_graph_file(const RunOptions& options);
 
-// One tensor per graph argument, in argument order, from --input NAME=FILE.npy specs, each checked
-// against its argument's type.
-std::vector<Tensor> load_inputs(const std::vector<std::string>& specs, const ir::Function& entry);
+// A graph file compiled in a session of its own with its weights, and its inputs (one tensor per
+// graph argument, each checked against its argument's type), as `run` and `debug` load them.
+struct LoadedGraph {
+  std::shared_ptr<Session> session;
+  CompiledCallable<std::vector<Tensor>> callable;
+  std::vector<Tensor> inputs;
+};
+LoadedGraph load_graph_file(const std::string& graph_path, const std::vector<std::string>& weights_paths,
+                            const std::vector<std::string>& input_specs, const std::vector<std::string>& extensions,
+                            const TierPolicy& policy);
 
 struct DebugOptions {
   std::string graph_path;

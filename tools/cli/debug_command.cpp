@@ -1,9 +1,6 @@
 // `kiln debug FILE.mlir --weights W --input 0=x.npy`: a line-oriented REPL over debug::Stepper.
 #include "cli/commands.hpp"
-#include "ir/graph.hpp"
 #include <kiln/debug.hpp>
-#include <kiln/extension.hpp>
-#include <kiln/io.hpp>
 #include <kiln/session.hpp>
 #include <sstream>
 
@@ -139,14 +136,10 @@ bool is_command(const std::string& line) {
 } // namespace
 
 int debug_graph_file(const DebugOptions& options, std::istream& in, std::ostream& out, bool interactive) {
-  for (const std::string& path : options.extensions)
-    load_extension(path);
-  StagedGraph graph = load_staged(options.graph_path);
-  auto session = std::make_shared<kiln::Session>(TierPolicy{.mode = JitMode::off});
-  for (const std::string& path : options.weights_paths)
-    session->weights().load_safetensors(path);
-  auto callable = compile_staged(graph, {.session = session});
-  const std::vector<Tensor> inputs = load_inputs(options.inputs, graph.graph().entry());
+  LoadedGraph loaded = load_graph_file(options.graph_path, options.weights_paths, options.inputs, options.extensions,
+                                       TierPolicy{.mode = JitMode::off});
+  auto& callable = loaded.callable;
+  const std::vector<Tensor>& inputs = loaded.inputs;
   debug::Stepper stepper(callable, inputs);
   const Session s{stepper, callable, inputs, out};
   print_where(s);

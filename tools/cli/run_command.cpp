@@ -47,8 +47,6 @@ std::string jit_refusal(const Session& session) {
   return "";
 }
 
-} // namespace
-
 // One tensor per graph argument, in argument order, from the NAME=FILE.npy specs.
 std::vector<Tensor> load_inputs(const std::vector<std::string>& specs, const ir::Function& entry) {
   const size_t count = entry.args.size();
@@ -77,6 +75,8 @@ std::vector<Tensor> load_inputs(const std::vector<std::string>& specs, const ir:
   return inputs;
 }
 
+} // namespace
+
 std::string output_path_for(const std::string& output_path, size_t index) {
   if (index == 0) return output_path;
   std::filesystem::path path(output_path);
@@ -84,18 +84,28 @@ std::string output_path_for(const std::string& output_path, size_t index) {
   return path.replace_filename(path.stem().string() + "_" + std::to_string(index) + extension).string();
 }
 
-RunResult run_graph_file(const RunOptions& options) {
-  if (options.repeat < 1) throw Error(ErrorKind::spec, "--repeat must be at least 1");
-  for (const std::string& path : options.extensions)
+LoadedGraph load_graph_file(const std::string& graph_path, const std::vector<std::string>& weights_paths,
+                            const std::vector<std::string>& input_specs, const std::vector<std::string>& extensions,
+                            const TierPolicy& policy) {
+  for (const std::string& path : extensions)
     load_extension(path); // first, so that parsing checks extension ops against their shape functions
-  StagedGraph graph = load_staged(options.graph_path);
-  auto session = std::make_shared<Session>(tier_policy(options.tier));
-  for (const std::string& path : options.weights_paths)
+  StagedGraph graph = load_staged(graph_path);
+  auto session = std::make_shared<Session>(policy);
+  for (const std::string& path : weights_paths)
     session->weights().load_safetensors(path);
   CompileOptions compile_options;
   compile_options.session = session;
   auto callable = compile_staged(graph, compile_options);
-  const std::vector<Tensor> inputs = load_inputs(options.inputs, graph.graph().entry());
+  return {session, std::move(callable), load_inputs(input_specs, graph.graph().entry())};
+}
+
+RunResult run_graph_file(const RunOptions& options) {
+  if (options.repeat < 1) throw Error(ErrorKind::spec, "--repeat must be at least 1");
+  const LoadedGraph loaded = load_graph_file(options.graph_path, options.weights_paths, options.inputs,
+                                             options.extensions, tier_policy(options.tier));
+  const Session& session = *loaded.session;
+  const auto& callable = loaded.callable;
+  const std::vector<Tensor>& inputs = loaded.inputs;
 
   RunResult result;
   for (int i = 0; i < options.repeat; ++i) {
@@ -107,8 +117,8 @@ RunResult run_graph_file(const RunOptions& options) {
     result.output_paths.push_back(output_path_for(options.output_path, i));
     save_npy(result.output_paths.back(), result.outputs[i]);
   }
-  if (options.print_stats) result.stats_table = session->stats_table();
-  if (options.tier == "jit") result.tier_note = jit_refusal(*session);
+  if (options.print_stats) result.stats_table = session.stats_table();
+  if (options.tier == "jit") result.tier_note = jit_refusal(session);
   return result;
 }
 
