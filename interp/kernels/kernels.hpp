@@ -12,35 +12,18 @@ namespace kiln::interp {
 #include "ir/op_table.def"
 #undef KILN_OP
 
-// The prepares (exec::KernelPrepare) of the kernels that have one, chosen in kernel_table.cpp's
-// prepare_for: what they derive from the op and its static dims once, each kernel reads per call.
-// add, sub, mul, div, pow, maximum, minimum
-exec::PreparedState prepare_binary(const ir::Op& op, std::span<const exec::View> inputs,
-                                   std::span<const exec::View> outputs);
-exec::PreparedState prepare_compare(const ir::Op& op, std::span<const exec::View> inputs,
+// The prepares (exec::KernelPrepare) of the kernels that have one, listed in kernel_table.cpp's
+// kPrepares: what they derive from the op and its static dims once, each kernel reads per call.
+using Prepare = exec::PreparedState(const ir::Op& op, std::span<const exec::View> inputs,
                                     std::span<const exec::View> outputs);
-exec::PreparedState prepare_where(const ir::Op& op, std::span<const exec::View> inputs,
-                                  std::span<const exec::View> outputs);
-exec::PreparedState prepare_clamp(const ir::Op& op, std::span<const exec::View> inputs,
-                                  std::span<const exec::View> outputs);
-// reduce_sum, reduce_mean, reduce_max, reduce_min
-exec::PreparedState prepare_reduction(const ir::Op& op, std::span<const exec::View> inputs,
-                                      std::span<const exec::View> outputs);
-exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const exec::View> inputs,
-                                   std::span<const exec::View> outputs);
-// softmax, log_softmax
-exec::PreparedState prepare_softmax(const ir::Op& op, std::span<const exec::View> inputs,
-                                    std::span<const exec::View> outputs);
-// layer_norm, rms_norm
-exec::PreparedState prepare_row_norm(const ir::Op& op, std::span<const exec::View> inputs,
-                                     std::span<const exec::View> outputs);
-exec::PreparedState prepare_batch_norm(const ir::Op& op, std::span<const exec::View> inputs,
-                                       std::span<const exec::View> outputs);
-exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View> inputs,
-                                   std::span<const exec::View> outputs);
-// max_pool2d, avg_pool2d
-exec::PreparedState prepare_pool2d(const ir::Op& op, std::span<const exec::View> inputs,
-                                   std::span<const exec::View> outputs);
+Prepare prepare_binary; // add, sub, mul, div, pow, maximum, minimum
+Prepare prepare_compare, prepare_where, prepare_clamp;
+Prepare prepare_reduction; // reduce_sum, reduce_mean, reduce_max, reduce_min
+Prepare prepare_argmax;
+Prepare prepare_softmax;  // softmax, log_softmax
+Prepare prepare_row_norm; // layer_norm, rms_norm
+Prepare prepare_batch_norm, prepare_conv2d;
+Prepare prepare_pool2d; // max_pool2d, avg_pool2d
 
 // The scratch conv2d's column buffers take (kernel_scratch_bytes).
 size_t conv2d_scratch_bytes(const exec::KernelArgs& args);
