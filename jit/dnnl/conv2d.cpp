@@ -107,7 +107,12 @@ struct Conv2dPrimitive::Impl {
       out_to_plain = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), out_desc, cpu_engine(), plain_out));
     if (out_desc != plain_out && residuals == ResidualForm::sum_into_dst)
       residual_to_own = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain_out, cpu_engine(), out_desc));
+    // The scratchpad, then the input and output in the primitive's layout when they are reordered.
+    scratch_bytes = scratchpad_bytes(pd);
+    if (input_to_blocked) scratch_bytes += scratch_piece(input_desc.get_size());
+    if (out_to_plain) scratch_bytes += scratch_piece(out_desc.get_size());
   }
+  size_t scratch_bytes = 0;
 
   // Writes the residual into the result buffer `out` (in out_desc) for the sum post-op; a residual
   // in_own_layout is already in out_desc.
@@ -196,14 +201,7 @@ Conv2dPrimitive::~Conv2dPrimitive() = default;
 Conv2dPrimitive::Conv2dPrimitive(Conv2dPrimitive&&) noexcept = default;
 Conv2dPrimitive& Conv2dPrimitive::operator=(Conv2dPrimitive&&) noexcept = default;
 
-// The scratchpad, then the input and output in the primitive's layout when they are reordered.
-size_t Conv2dPrimitive::scratch_bytes() const {
-  const Impl& impl = *impl_;
-  size_t bytes = scratchpad_bytes(impl.pd);
-  if (impl.input_to_blocked) bytes += scratch_piece(impl.input_desc.get_size());
-  if (impl.out_to_plain) bytes += scratch_piece(impl.out_desc.get_size());
-  return bytes;
-}
+size_t Conv2dPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
 
 void Conv2dPrimitive::execute(const Conv2dArgs& args, std::span<std::byte> scratch) const {
   const Impl& impl = *impl_;

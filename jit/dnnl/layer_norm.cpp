@@ -37,6 +37,7 @@ struct LayerNormPrimitive::Impl {
   dnnl::layer_normalization_forward::primitive_desc pd;
   dnnl::layer_normalization_forward primitive;
   dnnl::memory::desc data_desc, affine_desc;
+  size_t scratch_bytes = 0; // the scratchpad, known at creation
 };
 
 std::optional<std::string> LayerNormPrimitive::refuse(const LayerNormParams& params) {
@@ -57,6 +58,7 @@ LayerNormPrimitive::LayerNormPrimitive(const LayerNormParams& params) {
   Dims rows = as_rows(params);
   impl->data_desc = plain_desc(rows);
   impl->affine_desc = plain_desc({rows[1]});
+  impl->scratch_bytes = scratchpad_bytes(impl->pd);
   impl_ = std::move(impl);
 }
 
@@ -64,7 +66,7 @@ LayerNormPrimitive::~LayerNormPrimitive() = default;
 LayerNormPrimitive::LayerNormPrimitive(LayerNormPrimitive&&) noexcept = default;
 LayerNormPrimitive& LayerNormPrimitive::operator=(LayerNormPrimitive&&) noexcept = default;
 
-size_t LayerNormPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+size_t LayerNormPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
 
 void LayerNormPrimitive::execute(const float* in, const float* weight, const float* bias, float* out,
                                  std::span<std::byte> scratch) const {

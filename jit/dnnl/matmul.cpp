@@ -91,6 +91,7 @@ struct MatmulPrimitive::Impl {
     bias_desc = pd.bias_desc();
     out_desc = pd.dst_desc();
   }
+  size_t scratch_bytes = 0; // the scratchpad, known at creation
 };
 
 std::vector<int64_t> matmul_output_dims(const MatmulParams& params) { return layout_of(params).out; }
@@ -108,6 +109,7 @@ MatmulPrimitive::MatmulPrimitive(const MatmulParams& params) {
   impl->layout = layout_of(params);
   impl->pd = make_pd(params, impl->layout, stored_b_desc(impl->layout), false);
   impl->finish_creation();
+  impl->scratch_bytes = scratchpad_bytes(impl->pd);
   impl_ = std::move(impl);
 }
 
@@ -122,6 +124,7 @@ MatmulPrimitive::MatmulPrimitive(const MatmulParams& params, const ConstantWeigh
   if (!impl->pd) impl->pd = make_pd(params, impl->layout, given, false);
   impl->finish_creation();
   impl->constant_b = resolve_constant_weight(b, given, impl->b_desc);
+  impl->scratch_bytes = scratchpad_bytes(impl->pd);
   impl_ = std::move(impl);
 }
 
@@ -129,7 +132,7 @@ MatmulPrimitive::~MatmulPrimitive() = default;
 MatmulPrimitive::MatmulPrimitive(MatmulPrimitive&&) noexcept = default;
 MatmulPrimitive& MatmulPrimitive::operator=(MatmulPrimitive&&) noexcept = default;
 
-size_t MatmulPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+size_t MatmulPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
 
 void MatmulPrimitive::execute(const MatmulArgs& args, std::span<std::byte> scratch) const {
   const Impl& impl = *impl_;

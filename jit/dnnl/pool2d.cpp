@@ -46,6 +46,7 @@ struct Pool2dPrimitive::Impl {
   dnnl::pooling_forward::primitive_desc pd;
   dnnl::pooling_forward primitive;
   dnnl::memory::desc in_desc, out_desc;
+  size_t scratch_bytes = 0; // the scratchpad, known at creation
 };
 
 std::vector<int64_t> pool2d_output_dims(const Pool2dParams& params) {
@@ -72,6 +73,7 @@ Pool2dPrimitive::Pool2dPrimitive(const Pool2dParams& params) {
   impl->primitive = dnnl::pooling_forward(impl->pd);
   impl->in_desc = plain_desc(params.input_dims);
   impl->out_desc = plain_desc(impl->out_dims);
+  impl->scratch_bytes = scratchpad_bytes(impl->pd);
   impl_ = std::move(impl);
 }
 
@@ -79,7 +81,7 @@ Pool2dPrimitive::~Pool2dPrimitive() = default;
 Pool2dPrimitive::Pool2dPrimitive(Pool2dPrimitive&&) noexcept = default;
 Pool2dPrimitive& Pool2dPrimitive::operator=(Pool2dPrimitive&&) noexcept = default;
 
-size_t Pool2dPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+size_t Pool2dPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
 
 void Pool2dPrimitive::execute(const float* in, float* out, std::span<std::byte> scratch) const {
   require_buffer(in, "Pool2dPrimitive::execute", "the input");

@@ -57,6 +57,7 @@ struct ReductionPrimitive::Impl {
   dnnl::reduction::primitive_desc pd;
   dnnl::reduction primitive;
   dnnl::memory::desc in_desc, out_desc;
+  size_t scratch_bytes = 0; // the scratchpad, known at creation
 };
 
 std::vector<int64_t> reduction_output_dims(const ReductionParams& params) {
@@ -84,6 +85,7 @@ ReductionPrimitive::ReductionPrimitive(const ReductionParams& params) {
   impl->primitive = dnnl::reduction(impl->pd);
   impl->in_desc = plain_desc(params.dims);
   impl->out_desc = plain_desc(kept_dims(params));
+  impl->scratch_bytes = scratchpad_bytes(impl->pd);
   impl_ = std::move(impl);
 }
 
@@ -91,7 +93,7 @@ ReductionPrimitive::~ReductionPrimitive() = default;
 ReductionPrimitive::ReductionPrimitive(ReductionPrimitive&&) noexcept = default;
 ReductionPrimitive& ReductionPrimitive::operator=(ReductionPrimitive&&) noexcept = default;
 
-size_t ReductionPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+size_t ReductionPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
 
 void ReductionPrimitive::execute(const float* in, float* out, std::span<std::byte> scratch) const {
   require_buffer(in, "ReductionPrimitive::execute", "the input");

@@ -44,6 +44,7 @@ struct SoftmaxPrimitive::Impl {
   dnnl::softmax_v2_forward::primitive_desc pd;
   dnnl::softmax_v2_forward primitive;
   dnnl::memory::desc data_desc;
+  size_t scratch_bytes = 0; // the scratchpad, known at creation
 };
 
 std::optional<std::string> SoftmaxPrimitive::refuse(const SoftmaxParams& params) {
@@ -63,6 +64,7 @@ SoftmaxPrimitive::SoftmaxPrimitive(const SoftmaxParams& params) {
   impl->pd = make_pd(params, false);
   impl->primitive = dnnl::softmax_v2_forward(impl->pd);
   impl->data_desc = plain_desc(params.dims);
+  impl->scratch_bytes = scratchpad_bytes(impl->pd);
   impl_ = std::move(impl);
 }
 
@@ -70,7 +72,7 @@ SoftmaxPrimitive::~SoftmaxPrimitive() = default;
 SoftmaxPrimitive::SoftmaxPrimitive(SoftmaxPrimitive&&) noexcept = default;
 SoftmaxPrimitive& SoftmaxPrimitive::operator=(SoftmaxPrimitive&&) noexcept = default;
 
-size_t SoftmaxPrimitive::scratch_bytes() const { return scratchpad_bytes(impl_->pd); }
+size_t SoftmaxPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
 
 void SoftmaxPrimitive::execute(const float* in, float* out, std::span<std::byte> scratch) const {
   require_buffer(in, "SoftmaxPrimitive::execute", "the input");
