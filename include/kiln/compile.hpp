@@ -22,6 +22,9 @@ struct CompileOptions {
 namespace runtime {
 class WeightMap;
 }
+namespace ir {
+struct InlinedCalls;
+}
 
 namespace detail {
 
@@ -39,10 +42,12 @@ public:
   // take flat tensors); kiln::Error(spec) when the count differs or the callable bakes a scalar.
   TreeLeaves tensor_arguments(const std::vector<Tensor>& tensors) const;
   // Calls `inspect` with the static graph and bound weights a call with these arguments runs
-  // (debugging tools build their own executables from them), without touching the cache.
-  void inspect_signature(
-      const TreeLeaves& args, const std::vector<Tensor>& tensors,
-      const std::function<void(const std::shared_ptr<const ir::Function>&, const runtime::WeightMap&)>& inspect) const;
+  // (debugging tools build their own executables from them) and the subgraph calls inlined into
+  // it, without touching the cache.
+  using SignatureInspector = std::function<void(const std::shared_ptr<const ir::Function>&, const runtime::WeightMap&,
+                                                const ir::InlinedCalls&)>;
+  void inspect_signature(const TreeLeaves& args, const std::vector<Tensor>& tensors,
+                         const SignatureInspector& inspect) const;
   struct State;
 
 private:

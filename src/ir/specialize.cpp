@@ -57,7 +57,8 @@ Attrs bind_attrs(const Attrs& attrs, const DimBindings& bindings) {
 
 class Inliner {
 public:
-  Inliner(const Module& module, const DimBindings& bindings) : module_(module), bindings_(bindings) {}
+  Inliner(const Module& module, const DimBindings& bindings, InlinedCalls* calls)
+      : module_(module), bindings_(bindings), calls_(calls) {}
 
   // Emits fn's ops into out with its arguments mapped to `args`; returns its outputs there. The
   // recursion ends: specialize refused call cycles and deep nesting first.
@@ -86,7 +87,14 @@ private:
   std::vector<ValueId> inline_call(const Op& op, const std::vector<ValueId>& operands) {
     const Function* callee = module_.find(params_of<CallParams>(op).callee);
     if (!callee) throw Error(ErrorKind::shape, "call at " + op.loc.to_string() + ": unknown function");
-    return emit(*callee, operands);
+    if (!calls_) return emit(*callee, operands);
+    const int32_t caller = current_call_;
+    current_call_ = int32_t(calls_->calls.size());
+    calls_->calls.push_back({callee->name, op.loc, caller, operands, {}});
+    std::vector<ValueId> results = emit(*callee, operands);
+    calls_->calls[current_call_].results = results;
+    current_call_ = caller;
+    return results;
   }
 
   std::vector<ValueId> emit_op(const Function& fn, const Op& op, std::vector<ValueId> operands) {
@@ -113,20 +121,24 @@ private:
       checked_static_byte_size(types[r].shape, types[r].dtype, where + ": result " + std::to_string(r));
     }
     OpId id = out.add_op(op.kind, std::move(operands), types, std::move(attrs), op.loc);
+    if (calls_) calls_->op_call.push_back(current_call_);
     return out.ops[id].results;
   }
 
   const Module& module_;
   const DimBindings& bindings_;
+  InlinedCalls* calls_;
+  int32_t current_call_ = -1;
 };
 
 } // namespace
 
-Function specialize(const Module& module, std::span<const ValueType> concrete_args) {
+Function specialize(const Module& module, std::span<const ValueType> concrete_args, InlinedCalls* calls) {
   verify_calls(module);
   const Function& entry = module.entry();
   DimBindings bindings = bind_arguments(entry, concrete_args);
-  Inliner inliner(module, bindings);
+  if (calls) *calls = {};
+  Inliner inliner(module, bindings, calls);
   inliner.out.name = entry.name;
   std::vector<ValueId> args;
   for (size_t i = 0; i < concrete_args.size(); ++i) {

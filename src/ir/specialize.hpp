@@ -7,10 +7,22 @@ namespace kiln::ir {
 
 using DimBindings = std::map<std::string, int64_t>;
 
+// The subgraph calls specialize inlined, for tools that show the user's call stack (the debugger).
+struct InlinedCall {
+  std::string callee;                 // the called function's name
+  SourceLoc loc;                      // the call's source line
+  int32_t parent = -1;                // the call this one was made from; -1: the entry function
+  std::vector<ValueId> args, results; // in the result function
+};
+struct InlinedCalls {
+  std::vector<InlinedCall> calls;
+  std::vector<int32_t> op_call; // per op of the result: the innermost call it came from, -1: none
+};
+
 // Binds every symbolic dim from the concrete argument types (checking that each name gets one
 // size) and returns the entry function with calls inlined and all types static: the graph tiers
-// execute. Errors name the argument and dim.
-Function specialize(const Module& module, std::span<const ValueType> concrete_args);
+// execute. Errors name the argument and dim. `calls`, when given, receives where each op came from.
+Function specialize(const Module& module, std::span<const ValueType> concrete_args, InlinedCalls* calls = nullptr);
 
 // Substitutes bound names in a shape; unbound names stay symbolic.
 Shape bind_shape(const Shape& shape, const DimBindings& bindings);

@@ -319,12 +319,13 @@ TreeLeaves CallableCore::tensor_arguments(const std::vector<Tensor>& tensors) co
   return args;
 }
 
-void CallableCore::inspect_signature(
-    const TreeLeaves& args, const std::vector<Tensor>& tensors,
-    const std::function<void(const std::shared_ptr<const ir::Function>&, const runtime::WeightMap&)>& inspect) const {
+void CallableCore::inspect_signature(const TreeLeaves& args, const std::vector<Tensor>& tensors,
+                                     const SignatureInspector& inspect) const {
   const State& s = *state_;
   const std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
-  inspect(std::make_shared<const ir::Function>(ir::specialize(*s.optimized, types)), s.bind_weights());
+  ir::InlinedCalls calls;
+  auto graph = std::make_shared<const ir::Function>(ir::specialize(*s.optimized, types, &calls));
+  inspect(graph, s.bind_weights(), calls);
 }
 
 const std::shared_ptr<const ir::Module>& CallableCore::module() const { return state_->module; }

@@ -78,7 +78,8 @@ Profile profile(kiln::detail::CallableCore& core, const std::vector<Tensor>& inp
   if (calls < 1) throw Error(ErrorKind::spec, "debug::profile: calls must be at least 1, got " + std::to_string(calls));
   Profile result;
   core.inspect_signature(core.tensor_arguments(inputs), inputs,
-                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights) {
+                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,
+                             const ir::InlinedCalls&) {
                            for (const char* tier : {"interp", "jit"}) {
                              const runtime::ExecutableFactory* factory = runtime::find_tier(tier);
                              if (!factory) continue; // an interpreter-only build

@@ -83,9 +83,8 @@ std::optional<TierDifference> compare_tiers(kiln::detail::CallableCore& core, co
   const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);
   std::optional<TierDifference> found;
   core.inspect_signature(args, inputs,
-                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights) {
-                           found = first_difference(graph, weights, inputs, tolerance);
-                         });
+                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,
+                             const ir::InlinedCalls&) { found = first_difference(graph, weights, inputs, tolerance); });
   return found;
 }
 
