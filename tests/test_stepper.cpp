@@ -161,3 +161,100 @@ TEST_CASE("breakpoints and watchpoints reach inside subgraph bodies") {
   CHECK(watching.stop_reason().find("kiln.log") != std::string::npos);
   CHECK(watching.stop_reason().find("produced 1 Inf of 2 values") != std::string::npos);
 }
+
+TEST_CASE("next runs a subgraph call as one step; where gives the call stack with its source lines") {
+  std::string block_call, inner_call, log_line;
+  auto inner = [&log_line](Tensor h) {
+    log_line = here_plus(1);
+    return F::log(h) * 3.0;
+  };
+  auto block = [&](Tensor h) {
+    inner_call = here_plus(1);
+    Tensor y = F::as_subgraph("inner", inner)(h * 2.0);
+    return y - 1.0;
+  };
+  auto fn = [&](Tensor x) {
+    block_call = here_plus(1);
+    Tensor b = F::as_subgraph("block", block)(x);
+    return F::exp(b);
+  };
+  auto callable = compiled(fn, TensorLayout(DType::f32, {2}));
+  const Tensor x = Tensor::from_vector<float>({0.5f, 2.0f}, {2});
+  // Locations name the file without its folder: "test_stepper.cpp:42:17".
+  auto at_line = [](const std::string& location, const std::string& file_line) {
+    return location.rfind(file_line.substr(file_line.find_last_of('/') + 1) + ":", 0) == 0;
+  };
+  {
+    // The stepper first stands at the call to @block; next runs the whole call.
+    debug::Stepper stepper(callable, {x});
+    CHECK(stepper.current().op == "func.call");
+    CHECK(stepper.current().function == "@main");
+    CHECK(stepper.current().mlir.find("= func.call @block(%arg0)") != std::string::npos);
+    std::vector<debug::StackFrame> stack = stepper.where();
+    REQUIRE(stack.size() == 1);
+    CHECK(stack[0].function == "@main");
+    CHECK(at_line(stack[0].location, block_call));
+    CHECK(stepper.next());
+    CHECK(stepper.stop_reason().empty());
+    CHECK(stepper.current().op == "kiln.exp");
+    CHECK(stepper.current().function == "@main");
+    CHECK(stepper.where().size() == 1);
+    CHECK(stepper.next()); // a plain op: one step
+    CHECK(stepper.current().done);
+    CHECK(stepper.where().empty());
+    CHECK_FALSE(stepper.next());
+  }
+  {
+    // step goes into both calls; inside @inner the stack has three frames.
+    debug::Stepper stepper(callable, {x});
+    REQUIRE(stepper.step()); // into @block: no op runs
+    CHECK(stepper.current().function == "@block");
+    CHECK(stepper.current().op == "kiln.constant");
+    CHECK(stepper.where().size() == 2);
+    while (stepper.current().op != "func.call")
+      REQUIRE(stepper.step());
+    CHECK(stepper.current().mlir.find("func.call @inner") != std::string::npos);
+    CHECK(at_line(stepper.current().location, inner_call));
+    REQUIRE(stepper.step());
+    CHECK(stepper.current().op == "kiln.log");
+    const std::vector<debug::StackFrame> stack = stepper.where();
+    REQUIRE(stack.size() == 3);
+    CHECK(at_line(stack[0].location, block_call));
+    CHECK(stack[1].function == "@block");
+    CHECK(at_line(stack[1].location, inner_call));
+    CHECK(stack[2].function == "@inner");
+    CHECK(at_line(stack[2].location, log_line));
+    // Inside @inner next steps one op; from its last op it returns to @block.
+    CHECK(stepper.next());
+    CHECK(stepper.current().op == "kiln.constant");
+    CHECK(stepper.next());
+    CHECK(stepper.current().op == "kiln.mul");
+    CHECK(stepper.next());
+    CHECK(stepper.current().function == "@block");
+    CHECK(stepper.where().size() == 2);
+  }
+  {
+    // next stops at a breakpoint inside the call it runs, as pdb's next does.
+    debug::Stepper stepper(callable, {x});
+    stepper.break_on_kind("kiln.log");
+    CHECK(stepper.next());
+    CHECK(stepper.stop_reason().find("break kiln.log") == 0);
+    CHECK(stepper.current().op == "kiln.log");
+    CHECK(stepper.current().function == "@inner");
+    // continue runs the op it stands at first, so the same breakpoint does not stop it again.
+    CHECK_FALSE(stepper.continue_());
+    CHECK(stepper.current().done);
+    const std::vector<Tensor> outputs = stepper.finish();
+    const Tensor want = callable(x);
+    for (int64_t i = 0; i < 2; ++i)
+      CHECK(outputs.at(0).data<float>()[i] == want.data<float>()[i]);
+  }
+  {
+    // A breakpoint at the op a step arrived at does not stop continue before that op runs.
+    debug::Stepper stepper(callable, {x});
+    while (stepper.current().op != "kiln.log")
+      REQUIRE(stepper.step());
+    stepper.break_on_kind("kiln.log");
+    CHECK_FALSE(stepper.continue_());
+  }
+}

@@ -14,17 +14,27 @@ struct StepState {
   std::string location;                     // the user's source line: "model.cpp:42:17"
   std::vector<std::string> inputs, results; // value names as the graph prints them: "%6", "%arg0"
   std::string mlir;                         // its printed line
+  std::string function;                     // the function it is in: "@main", or a subgraph "@block"
+  std::string callee;                       // standing at a call ("func.call"): the function it calls
   bool done = false;                        // every op has run
+};
+
+// One frame of the call stack: a function and the line it stands at (the current op's in the
+// innermost frame, the call's in the frames that called it).
+struct StackFrame {
+  std::string function; // "@main"
+  std::string location; // "model.cpp:42:17"
 };
 
 // Steps one call of a compiled callable op by op on the interpreter's kernels, as pdb steps a
 // program: step() runs the next op, continue_() runs to the next breakpoint or watchpoint (or the
 // end). Breakpoints stop before their op runs; watchpoints after the op whose result trips them,
 // with stop_reason() saying why ("watch nan: %7 = kiln.log at model.cpp:42:17 produced 3 NaN of
-// 64 values; its input %6 has min -1"). Subgraph calls are inlined, so stepping goes through their
-// bodies. Values are freed once no later op reads them, as the executor's arena would reuse them;
-// those kept with keep(), watched or broken on stay readable through value(). Single-threaded: one
-// Stepper per thread.
+// 64 values; its input %6 has min -1"). Before a subgraph call's first op the stepper stands at
+// the call itself (current().op is "func.call"): step() goes into the body, next() runs the whole
+// call; where() gives the call stack. Values are freed once no later op reads them, as the executor's arena would reuse
+// them; those kept with keep(), watched or broken on stay readable through value(). Single-threaded: one Stepper per
+// thread.
 class Stepper {
 public:
   template <class Result>
@@ -47,14 +57,20 @@ public:
   // Keeps a value readable after its last reader has run.
   void keep(const std::string& value);
 
-  // Runs the next op; false when every op had already run.
+  // Runs the next op (or, standing at a call, goes into it); false when every op had already run.
   bool step();
-  // Runs until a breakpoint or watchpoint stops it (true) or the graph ends (false).
+  // As step(), but an op that starts a subgraph call runs the whole call, stopping early (as pdb's
+  // next does) at a breakpoint or watchpoint inside it, which stop_reason() then names.
+  bool next();
+  // Runs until a breakpoint or watchpoint stops it (true) or the graph ends (false). The op it
+  // stands at runs first, unless nothing has run yet.
   bool continue_();
   // Runs every remaining op, ignoring breakpoints, and returns the graph's outputs.
   std::vector<Tensor> finish();
 
   const StepState& current() const;
+  // The call stack of the op about to run, outermost first; empty at the end.
+  std::vector<StackFrame> where() const;
   // Why the last step() or continue_() stopped where it did; empty after a plain step.
   const std::string& stop_reason() const;
   // A value computed so far and still live or kept ("%12"); kiln::Error naming it otherwise.

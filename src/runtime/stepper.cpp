@@ -1,8 +1,10 @@
 #include "ir/eager_evaluator.hpp"
 #include "ir/op_params.hpp"
 #include "ir/ops.hpp"
+#include "ir/specialize.hpp"
 #include "ir/text/printer.hpp"
 #include "runtime/weight_map.hpp"
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <kiln/debug.hpp>
@@ -34,14 +36,16 @@ bool is_float(DType t) { return t == DType::f32 || t == DType::f64 || t == DType
 
 struct Stepper::State {
   std::shared_ptr<const ir::Function> graph;
+  ir::InlinedCalls calls;            // where each op came from: the subgraph calls inlined
   std::vector<std::string> names;    // per value id: its name in the printed graph (%3, %arg0)
   std::vector<std::string> op_lines; // per op: its printed line
   runtime::WeightMap weights;
-  std::vector<Tensor> values;       // per value id: computed and not yet freed
-  std::vector<int> readers_left;    // per value id: ops still to read it (outputs never reach 0)
-  std::set<ir::ValueId> kept;       // never freed
-  size_t next = 0;                  // the op to run next
-  std::optional<size_t> stopped_at; // the op a breakpoint stopped before
+  std::vector<Tensor> values;    // per value id: computed and not yet freed
+  std::vector<int> readers_left; // per value id: ops still to read it (outputs never reach 0)
+  std::set<ir::ValueId> kept;    // never freed
+  size_t next = 0;               // the op to run next
+  std::vector<bool> entered;     // per inlined call: the stepper went past its call stop
+  bool moved = false;            // a step, next or continue has run
   StepState current;
   std::string reason;
   std::set<std::string> kinds, lines;
@@ -58,15 +62,63 @@ struct Stepper::State {
                                      "' (values are named as printed: %0, %1, ..., %arg0, %3#1)");
   }
 
+  std::string function_of(int32_t call) const { return "@" + (call < 0 ? graph->name : calls.calls[call].callee); }
+
+  // The calls op `index` sits in, innermost first.
+  std::vector<int32_t> call_chain(size_t index) const {
+    std::vector<int32_t> chain;
+    if (index >= calls.op_call.size()) return chain;
+    for (int32_t c = calls.op_call[index]; c >= 0; c = calls.calls[c].parent)
+      chain.push_back(c);
+    return chain;
+  }
+
+  // The outermost call the next op is in that the stepper has not entered: it stands at that
+  // call (pdb's stop on a call line) before the call's first op. -1: none.
+  int32_t pending_call() const {
+    int32_t pending = -1;
+    for (int32_t c : call_chain(next))
+      if (!entered[c]) pending = c;
+    return pending;
+  }
+
+  void enter_calls_of_next() {
+    for (int32_t c : call_chain(next))
+      entered[c] = true;
+  }
+
+  void describe_call(int32_t call) {
+    const ir::InlinedCall& c = calls.calls[call];
+    current.op = "func.call";
+    current.callee = "@" + c.callee;
+    current.location = c.loc.to_string();
+    current.function = function_of(c.parent);
+    for (ir::ValueId v : c.args)
+      current.inputs.push_back(value_name(v));
+    for (ir::ValueId v : c.results)
+      current.results.push_back(value_name(v));
+    auto joined = [](const std::vector<std::string>& names) {
+      std::string out;
+      for (const std::string& n : names)
+        out += (out.empty() ? "" : ", ") + n;
+      return out;
+    };
+    current.mlir = joined(current.results) + " = func.call " + current.callee + "(" + joined(current.inputs) +
+                   ") loc(\"" + c.loc.file + "\":" + std::to_string(c.loc.line) + ":" + std::to_string(c.loc.column) +
+                   ")";
+  }
+
   void describe_next() {
     current = StepState{};
     current.index = next;
     current.done = next >= graph->ops.size();
     if (current.done) return;
+    if (const int32_t call = pending_call(); call >= 0) return describe_call(call);
     const ir::Op& op = graph->ops[next];
     current.op = op_name(op);
     current.location = op.loc.to_string();
     current.mlir = next < op_lines.size() ? op_lines[next] : "";
+    current.function = function_of(calls.op_call.at(next));
     for (ir::ValueId v : op.operands)
       current.inputs.push_back(value_name(v));
     for (ir::ValueId v : op.results)
@@ -144,6 +196,26 @@ struct Stepper::State {
     return out.str();
   }
 
+  // Runs ops while `keep_going` says so, going into calls, stopping early at a breakpoint (before
+  // its op) or a watchpoint (after its op); true when one stopped it. The op it stands at is not
+  // broken on when `skip_first_break`.
+  template <class KeepGoing> bool run_while(KeepGoing keep_going, bool skip_first_break) {
+    reason.clear();
+    moved = true;
+    for (bool check = !skip_first_break; !current.done && keep_going(); check = true) {
+      enter_calls_of_next();
+      if (check)
+        if (auto why = breakpoint_at(graph->ops[next])) {
+          reason = *why + ": " + ir::op_place(graph->ops[next]);
+          describe_next();
+          return true;
+        }
+      run_next();
+      if (!reason.empty()) return true;
+    }
+    return false;
+  }
+
   bool watched(ir::ValueId v) const { return kept.contains(v) || values_to_break_on.contains(v) || ranges.contains(v); }
 
   // Runs the next op and frees what no later op reads; a tripped watchpoint sets `reason`.
@@ -165,12 +237,15 @@ Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& in
   State& s = *state_;
   const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);
   core.inspect_signature(args, inputs,
-                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights) {
+                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,
+                             const ir::InlinedCalls& calls) {
                            s.graph = graph;
                            s.weights = weights;
+                           s.calls = calls;
                          });
   s.names = ir::printed_value_names(*s.graph);
   s.op_lines = printed_op_lines(*s.graph);
+  s.entered.assign(s.calls.calls.size(), false);
   s.values.assign(s.graph->values.size(), Tensor());
   s.readers_left.assign(s.graph->values.size(), 0);
   for (size_t i = 0; i < s.graph->args.size(); ++i)
@@ -214,32 +289,40 @@ void Stepper::keep(const std::string& value) { state_->kept.insert(state_->known
 bool Stepper::step() {
   State& s = *state_;
   s.reason.clear();
+  s.moved = true;
   if (s.current.done) return false;
+  if (s.pending_call() >= 0) { // into the call: no op runs
+    s.entered[s.pending_call()] = true;
+    s.describe_next();
+    return true;
+  }
   s.run_next();
+  return true;
+}
+
+bool Stepper::next() {
+  State& s = *state_;
+  const int32_t call = s.pending_call();
+  if (call < 0) return step();
+  auto in_call = [&] {
+    const std::vector<int32_t> chain = s.call_chain(s.next);
+    return std::find(chain.begin(), chain.end(), call) != chain.end();
+  };
+  s.run_while(in_call, false);
   return true;
 }
 
 bool Stepper::continue_() {
   State& s = *state_;
-  s.reason.clear();
-  while (!s.current.done) {
-    // A breakpoint that stopped before this op already had its say.
-    if (s.stopped_at != s.next)
-      if (auto why = s.breakpoint_at(s.graph->ops[s.next])) {
-        s.reason = *why + ": " + ir::op_place(s.graph->ops[s.next]);
-        s.stopped_at = s.next;
-        return true;
-      }
-    s.run_next();
-    if (!s.reason.empty()) return true;
-  }
-  return false;
+  return s.run_while([] { return true; }, s.moved && s.pending_call() < 0);
 }
 
 std::vector<Tensor> Stepper::finish() {
   State& s = *state_;
-  while (!s.current.done)
+  while (!s.current.done) {
+    s.enter_calls_of_next();
     s.run_next();
+  }
   s.reason.clear();
   std::vector<Tensor> outputs;
   for (ir::ValueId v : s.graph->outputs)
@@ -248,6 +331,18 @@ std::vector<Tensor> Stepper::finish() {
 }
 
 const StepState& Stepper::current() const { return state_->current; }
+
+std::vector<StackFrame> Stepper::where() const {
+  const State& s = *state_;
+  if (s.current.done) return {};
+  // The innermost frame stands at the current op (or call); each outer one at its call into the next.
+  std::vector<StackFrame> frames{{s.current.function, s.current.location}};
+  for (int32_t c : s.call_chain(s.next))
+    if (s.entered[c]) frames.push_back({s.function_of(s.calls.calls[c].parent), s.calls.calls[c].loc.to_string()});
+  std::reverse(frames.begin(), frames.end());
+  return frames;
+}
+
 const std::string& Stepper::stop_reason() const { return state_->reason; }
 
 Tensor Stepper::value(const std::string& name) const {
