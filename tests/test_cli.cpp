@@ -382,3 +382,26 @@ TEST_CASE("kiln debug reads a piped script: breakpoint, watchpoint, print, finis
   CHECK(typo.out.find("unknown command 'stpe'") != std::string::npos);
   CHECK(typo.out.find("output 0") == std::string::npos);
 }
+
+TEST_CASE("kiln debug: next runs a subgraph call as one step, where prints the call stack") {
+  Scratch scratch;
+  auto block = [](Tensor h) { return F::exp(h) * 2.0; };
+  auto model = [&block](Tensor x) { return F::as_subgraph("block", block)(x + 1.0) - 3.0; };
+  stage(model)(TensorLayout(DType::f32, {2})).save((scratch / "calls.mlir").string());
+  save_npy((scratch / "x.npy").string(), Tensor::from_vector<float>({0, 1}, {2}));
+  {
+    std::ofstream script(scratch / "script.txt");
+    script << "step 2\nwhere\nstep\nwhere\nnext\nwhere\nquit\n";
+  }
+  const CommandResult result = scratch.kiln("debug " + quoted(scratch / "calls.mlir") + " --input 0=" +
+                                            quoted(scratch / "x.npy") + " < " + quoted(scratch / "script.txt"));
+  CAPTURE(result.out);
+  CHECK(result.status == 0);
+  // After the constant and the add, the stepper stands at the call; step goes into @block.
+  CHECK(result.out.find("at op 2: %4 = func.call @block(%1) at ") != std::string::npos);
+  CHECK(result.out.find("#0 @main at ") != std::string::npos);
+  CHECK(result.out.find("at op 2 in @block: %2 = kiln.exp(%1) at ") != std::string::npos);
+  CHECK(result.out.find("#1 @block at ") != std::string::npos);
+  // next from inside the body steps one op there, not the rest of the call.
+  CHECK(result.out.find("at op 3 in @block: %3 = kiln.constant() at ") != std::string::npos);
+}

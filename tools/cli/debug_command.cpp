@@ -9,14 +9,15 @@ namespace kiln::tools {
 namespace {
 
 constexpr const char* kHelp = R"(commands:
-  step [N]                 run the next op (N ops)
+  step [N]                 run the next op (N ops); at a subgraph call, go into it
+  next [N]                 as step, but run a subgraph call as one step
   continue                 run to the next breakpoint or watchpoint, or the end
   break KIND|%N|FILE:LINE  stop before an op of that kind (kiln.log), the op making %N, or a source line
   watch nan|inf            stop after the first op producing NaN / Inf
   watch range %N LO HI     stop when %N leaves [LO, HI]
   keep %N                  keep %N readable after its last reader
   print %N                 the value and its summary
-  where                    the op about to run
+  where                    the call stack and the op about to run
   list                     its line in the printed graph (kiln print)
   compare                  the first op where the JIT tier and the interpreter differ
   profile                  each step's time, bytes and implementation on each tier
@@ -37,13 +38,23 @@ void print_where(const Session& s) {
     s.out << "at the end: every op has run\n";
     return;
   }
-  s.out << "at op " << at.index << ": ";
+  s.out << "at op " << at.index;
+  if (s.stepper.where().size() > 1) s.out << " in " << at.function;
+  s.out << ": ";
   for (size_t i = 0; i < at.results.size(); ++i)
     s.out << (i ? ", " : "") << at.results[i];
-  s.out << (at.results.empty() ? "" : " = ") << at.op << "(";
+  s.out << (at.results.empty() ? "" : " = ") << at.op << (at.callee.empty() ? "" : " " + at.callee) << "(";
   for (size_t i = 0; i < at.inputs.size(); ++i)
     s.out << (i ? ", " : "") << at.inputs[i];
   s.out << ") at " << at.location << "\n";
+}
+
+// pdb's where: the outermost frame first, each at its line.
+void print_stack(const Session& s) {
+  const std::vector<debug::StackFrame> frames = s.stepper.where();
+  for (size_t i = 0; i < frames.size(); ++i)
+    s.out << "#" << i << " " << frames[i].function << " at " << frames[i].location << "\n";
+  print_where(s);
 }
 
 void report_stop(const Session& s) {
@@ -76,10 +87,12 @@ bool execute(const Session& s, const std::string& line) {
   if (command == "quit" || command == "exit") return false;
   if (command == "help") {
     s.out << kHelp;
-  } else if (command == "step" || command == "s") {
+  } else if (command == "step" || command == "s" || command == "next" || command == "n") {
     int count = 1;
     if (!(args >> count)) count = 1;
-    for (int i = 0; i < count && s.stepper.step(); ++i) {
+    const bool over_calls = command[0] == 'n';
+    for (int i = 0; i < count && (over_calls ? s.stepper.next() : s.stepper.step()) && s.stepper.stop_reason().empty();
+         ++i) {
     }
     report_stop(s);
   } else if (command == "continue" || command == "c") {
@@ -107,8 +120,8 @@ bool execute(const Session& s, const std::string& line) {
     args >> value;
     const Tensor t = s.stepper.value(value);
     s.out << value << " = " << t << "\n  " << debug::summary(t) << "\n";
-  } else if (command == "where") {
-    print_where(s);
+  } else if (command == "where" || command == "bt") {
+    print_stack(s);
   } else if (command == "list") {
     s.out << (s.stepper.current().done ? "at the end" : s.stepper.current().mlir) << "\n";
   } else if (command == "compare") {
@@ -127,8 +140,9 @@ bool is_command(const std::string& line) {
   std::istringstream args(line);
   std::string command;
   if (!(args >> command)) return true;
-  for (const char* known : {"quit", "exit", "help", "step", "s", "continue", "c", "break", "b", "watch", "keep",
-                            "print", "p", "where", "list", "compare", "profile", "finish"})
+  for (const char* known :
+       {"quit",  "exit", "help",  "step", "s",     "next", "n",    "continue", "c",       "break", "b",
+        "watch", "keep", "print", "p",    "where", "bt",   "list", "compare",  "profile", "finish"})
     if (command == known) return true;
   return false;
 }
