@@ -1,4 +1,5 @@
 // debug::compare_tiers finds the op where the tiers part, on the differences README's table lists.
+#include "jit/tier/lowering_fault.hpp"
 #include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
@@ -42,21 +43,50 @@ TEST_CASE("compare_tiers names a layer_norm of rows far from zero and its source
   CHECK(difference->op.find("kiln.layer_norm at ") == 0);
   CHECK(difference->op.find(line) != std::string::npos);
   CHECK(difference->max_abs_error > 1e-4);
-  CHECK(difference->fused_before.empty());
+  CHECK(difference->fused_step.empty());
 }
 
-TEST_CASE("compare_tiers names the ops fused with a differing one") {
-  // sin beyond 2^24 inside a fused elementwise kernel: only the kernel's result is materialised.
-  auto fn = [](Tensor x) { return F::sin(x * 2.0) + 1.0; };
+TEST_CASE("compare_tiers finds the op inside a fused step where the difference starts") {
+  // sin beyond 2^24 inside a fused elementwise kernel, which materialises only the add's result.
+  std::string line;
+  auto fn = [&line](Tensor x) {
+    line = next_line();
+    return F::sin(x * 2.0) + 1.0;
+  };
   const Tensor x = Tensor::from_vector<float>({0.5f, 3e7f, -1.0f}, {3});
   const auto difference = debug::compare_tiers(compiled(fn, x.layout()), {x});
   REQUIRE(difference.has_value());
   CAPTURE(difference->message());
-  CHECK(difference->op.find("kiln.add at ") == 0);
-  CHECK(difference->fused_before.find("kiln.mul") != std::string::npos);
-  CHECK(difference->fused_before.find("kiln.sin") != std::string::npos);
+  CHECK(difference->op.find("kiln.sin at " + line) == 0);
+  CHECK(difference->narrowed);
+  CHECK(difference->fused_step == "kiln.mul %1, kiln.sin %2, kiln.add %4");
   CHECK(difference->first_index == 1);
-  CHECK(difference->message().find("the JIT fused it with") != std::string::npos);
+  CHECK(std::isnan(difference->jit.data<float>()[1])); // README: NaN beyond 2^24, not a wrong value
+  CHECK(difference->message().find("inside a step the JIT fused") != std::string::npos);
+}
+
+TEST_CASE("a deliberately wrong JIT lowering is found at exactly its op") {
+  // The test-only fault makes the fused kernels compute exp(x) + 0.01; everything else is right.
+  std::string line;
+  auto fn = [&line](Tensor x) {
+    Tensor h = F::tanh(x * 0.5 - 0.25);
+    line = next_line();
+    Tensor e = F::exp(h);
+    return F::sigmoid(e * h) + x;
+  };
+  const Tensor x = Tensor::randn({7, 17}, 5);
+  auto callable = compiled(fn, x.layout());
+  CHECK_FALSE(debug::compare_tiers(callable, {x}).has_value());
+  jit::tier::set_lowering_fault(jit::tier::LoweringFault{ir::OpKind::exp, 0.01f});
+  const auto difference = debug::compare_tiers(callable, {x});
+  jit::tier::set_lowering_fault(std::nullopt);
+  REQUIRE(difference.has_value());
+  CAPTURE(difference->message());
+  CHECK(difference->op.find("kiln.exp at " + line) == 0);
+  CHECK(difference->narrowed);
+  CHECK(difference->max_abs_error == doctest::Approx(0.01).epsilon(1e-3));
+  CHECK(difference->first_index == 0);
+  CHECK_FALSE(debug::compare_tiers(callable, {x}).has_value()); // cleared: the right kernels again
 }
 
 TEST_CASE("compare_tiers finds a cast of an out-of-range float") {

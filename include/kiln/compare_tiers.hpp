@@ -5,15 +5,19 @@
 #include <vector>
 
 // Why does the fast tier disagree? One call of a compiled callable's signature on the interpreter
-// and on the JIT tier, every value each tier materialises compared in graph order.
+// and on the JIT tier, every value each tier materialises compared in graph order; inside a fused
+// step, op by op.
 namespace kiln::debug {
 
 struct TierDifference {
   std::string op;    // the op whose result differs first: "kiln.softmax at model.cpp:42:17"
   std::string value; // its result: "%7"
-  // Ops the JIT fused into the same step before it, whose own results it never materialised (the
-  // difference may start in any of them): "kiln.mul %3, kiln.clamp %4". Empty when none.
-  std::string fused_before;
+  // When the difference showed in the result of a step the JIT fused from several ops: the step's
+  // ops ("kiln.mul %3, kiln.sin %4, kiln.add %5"), empty otherwise. `narrowed`: `op` is the first
+  // of them whose result differs when the step's ops up to it run on the JIT alone (their inputs
+  // the interpreter's values); false when no shorter run differs, and `op` is the step's last.
+  std::string fused_step;
+  bool narrowed = false;
   Tensor interp, jit;                          // the value on each tier
   int64_t first_index = 0;                     // the first element that differs
   double max_abs_error = 0, max_rel_error = 0; // over the finite elements both tiers give

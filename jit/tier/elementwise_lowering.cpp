@@ -1,5 +1,6 @@
 #include "ir/ops.hpp"
 #include "jit/elementwise/region.hpp"
+#include "jit/tier/lowering_fault.hpp"
 #include "jit/tier/lowerings.hpp"
 #include <map>
 
@@ -52,9 +53,10 @@ public:
     RegionNode node{op.kind, {}, op.params, 0.0f, rw_.dtype(op.results[0])};
     for (ir::ValueId v : op.operands)
       node.args.push_back(argument(v));
-    node_of_[op.results[0]] = int32_t(region_.nodes.size());
-    op_nodes_.emplace_back(op.results[0], int32_t(region_.nodes.size()));
     region_.nodes.push_back(std::move(node));
+    add_fault_to_last_node();
+    node_of_[op.results[0]] = int32_t(region_.nodes.size() - 1);
+    op_nodes_.emplace_back(op.results[0], int32_t(region_.nodes.size() - 1));
     ops_.push_back(id);
     for (ir::ValueId v : op.operands)
       ++inner_uses_[v];
@@ -98,6 +100,16 @@ private:
     const Tensor& value = ir::params_of<ir::ConstantParams>(*def).value;
     if (value.numel() != 1) return std::nullopt;
     return float(value.item_as_double());
+  }
+
+  // The test-only fault (lowering_fault.hpp): the last node's value plus the fault's offset.
+  void add_fault_to_last_node() {
+    const auto fault = lowering_fault();
+    const RegionNode& last = region_.nodes.back();
+    if (!fault || fault->kind != last.kind || last.dtype != DType::f32) return;
+    const auto value = int32_t(region_.nodes.size() - 1);
+    region_.nodes.push_back(RegionNode{ir::OpKind::constant, {}, {}, fault->offset, DType::f32});
+    region_.nodes.push_back(RegionNode{ir::OpKind::add, {value, value + 1}, {}, 0.0f, DType::f32});
   }
 
   int32_t argument(ir::ValueId v) {
