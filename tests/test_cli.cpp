@@ -1,5 +1,6 @@
 // The kiln command line, run as a separate process on files written here.
 #include "ir/graph.hpp"
+#include "kiln_config.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -381,6 +382,20 @@ TEST_CASE("kiln debug reads a piped script: breakpoint, watchpoint, print, finis
   CHECK(typo.status == 2);
   CHECK(typo.out.find("unknown command 'stpe'") != std::string::npos);
   CHECK(typo.out.find("output 0") == std::string::npos);
+#if KILN_HAS_JIT
+  {
+    // The JIT tier's call, replayed: the same first Inf, the same outputs.
+    std::ofstream script(scratch / "script.txt");
+    script << "watch inf\ncontinue\nfinish\n";
+  }
+  const CommandResult on_jit = scratch.kiln(args + " --tier jit");
+  CAPTURE(on_jit.out);
+  CHECK(on_jit.status == 0);
+  // The log is fused into the kernel that writes the mul's result: the first Inf the JIT keeps.
+  CHECK(on_jit.out.find("stopped: watch inf: %7 = kiln.mul at ") != std::string::npos);
+  CHECK(on_jit.out.find("the JIT computed it in one kernel with kiln.sub %4, kiln.log %5") != std::string::npos);
+  CHECK(on_jit.out.find("output 0 = tensor([[-inf, -inf, -inf], [0, 0, 0]], f32)") != std::string::npos);
+#endif
 }
 
 TEST_CASE("kiln debug: next runs a subgraph call as one step, where prints the call stack") {
@@ -393,8 +408,9 @@ TEST_CASE("kiln debug: next runs a subgraph call as one step, where prints the c
     std::ofstream script(scratch / "script.txt");
     script << "step 2\nwhere\nstep\nwhere\nnext\nwhere\nquit\n";
   }
-  const CommandResult result = scratch.kiln("debug " + quoted(scratch / "calls.mlir") + " --input 0=" +
-                                            quoted(scratch / "x.npy") + " < " + quoted(scratch / "script.txt"));
+  const CommandResult result =
+      scratch.kiln("debug " + quoted(scratch / "calls.mlir") + " --input 0=" + quoted(scratch / "x.npy") + " < " +
+                   quoted(scratch / "script.txt"));
   CAPTURE(result.out);
   CHECK(result.status == 0);
   // After the constant and the add, the stepper stands at the call; step goes into @block.

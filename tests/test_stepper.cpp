@@ -1,4 +1,5 @@
 // debug::Stepper: op-by-op stepping, breakpoints and watchpoints against what the test computes.
+#include "kiln_config.h"
 #include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
@@ -258,3 +259,46 @@ TEST_CASE("next runs a subgraph call as one step; where gives the call stack wit
     CHECK_FALSE(stepper.continue_());
   }
 }
+
+#if KILN_HAS_JIT
+TEST_CASE("on the JIT tier the stepper replays the JIT's values; fused ones say so") {
+  // A matmul (oneDNN) whose result the JIT keeps, then exp, sub, log, mul fused into one kernel
+  // that writes out only the mul's result.
+  auto fn = [](Tensor x) {
+    Tensor h = F::matmul(x, F::transpose(x, 0, 1));
+    return F::log(F::exp(h) - 1.0) * 0.5;
+  };
+  auto callable = compiled(fn, TensorLayout(DType::f32, {3, 5}));
+  const Tensor x = Tensor::randn({3, 5}, 7);
+  debug::Stepper on_jit(callable, {x}, {.tier = "jit"});
+  debug::Stepper on_interp(callable, {x});
+  for (debug::Stepper* stepper : {&on_jit, &on_interp}) {
+    stepper->break_on_kind("kiln.mul");
+    stepper->keep("%1"); // the matmul's result
+    REQUIRE(stepper->continue_());
+    CHECK(stepper->current().op == "kiln.mul");
+    CHECK_FALSE(stepper->current().fused);
+  }
+  // The matmul's result is the JIT's (oneDNN's summation order), within the tiers' tolerance.
+  const Tensor jit_h = on_jit.value("%1"), interp_h = on_interp.value("%1");
+  for (int64_t i = 0; i < 9; ++i)
+    CHECK(jit_h.data<float>()[i] == doctest::Approx(interp_h.data<float>()[i]).epsilon(1e-5));
+  // The log's result lives only inside the kernel.
+  CHECK(on_jit.current().inputs.at(0) == "%5");
+  CHECK_THROWS_WITH_AS(on_jit.value("%5"), doctest::Contains("only inside the JIT kernel"), Error);
+  CHECK(on_interp.value("%5").numel() == 9);
+  debug::Stepper at_log(callable, {x}, {.tier = "jit"});
+  at_log.break_on_kind("kiln.log");
+  REQUIRE(at_log.continue_());
+  CHECK(at_log.current().fused);
+  const std::vector<Tensor> jit_out = on_jit.finish(), interp_out = on_interp.finish();
+  for (int64_t i = 0; i < 9; ++i) {
+    const float want = interp_out.at(0).data<float>()[i], got = jit_out.at(0).data<float>()[i];
+    if (std::isnan(want))
+      CHECK(std::isnan(got));
+    else
+      CHECK(got == doctest::Approx(want).epsilon(1e-4));
+  }
+  CHECK_THROWS_AS(debug::Stepper(callable, {x}, {.tier = "gpu"}), Error);
+}
+#endif

@@ -16,6 +16,7 @@ struct StepState {
   std::string mlir;                         // its printed line
   std::string function;                     // the function it is in: "@main", or a subgraph "@block"
   std::string callee;                       // standing at a call ("func.call"): the function it calls
+  bool fused = false;                       // on the JIT tier: its results live only inside a kernel
   bool done = false;                        // every op has run
 };
 
@@ -26,20 +27,29 @@ struct StackFrame {
   std::string location; // "model.cpp:42:17"
 };
 
-// Steps one call of a compiled callable op by op on the interpreter's kernels, as pdb steps a
-// program: step() runs the next op, continue_() runs to the next breakpoint or watchpoint (or the
-// end). Breakpoints stop before their op runs; watchpoints after the op whose result trips them,
-// with stop_reason() saying why ("watch nan: %7 = kiln.log at model.cpp:42:17 produced 3 NaN of
-// 64 values; its input %6 has min -1"). Before a subgraph call's first op the stepper stands at
-// the call itself (current().op is "func.call"): step() goes into the body, next() runs the whole
-// call; where() gives the call stack. Values are freed once no later op reads them, as the executor's arena would reuse
-// them; those kept with keep(), watched or broken on stay readable through value(). Single-threaded: one Stepper per
-// thread.
+// Which tier's values a Stepper shows.
+struct StepperOptions {
+  // "interp": each op runs on the interpreter's kernels when stepped to. "jit": the call runs once
+  // on the JIT tier keeping every value it materialises, and stepping replays it op by op; an op the
+  // JIT fused into a kernel shows its result only if the kernel wrote it out (current().fused says
+  // it did not). kiln::Error(unsupported) for "jit" in a build without the JIT tier.
+  std::string tier = "interp";
+};
+
+// Steps one call of a compiled callable op by op (on the interpreter's kernels unless the options
+// say "jit"), as pdb steps a program: step() runs the next op, continue_() runs to the next breakpoint or watchpoint
+// (or the end). Breakpoints stop before their op runs; watchpoints after the op whose result trips them, with
+// stop_reason() saying why ("watch nan: %7 = kiln.log at model.cpp:42:17 produced 3 NaN of 64 values; its input %6 has
+// min -1"). Before a subgraph call's first op the stepper stands at the call itself (current().op is "func.call"):
+// step() goes into the body, next() runs the whole call; where() gives the call stack. Values are freed once no later
+// op reads them, as the executor's arena would reuse them; those kept with keep(), watched or broken on stay readable
+// through value(). Single-threaded: one Stepper per thread.
 class Stepper {
 public:
   template <class Result>
-  Stepper(const CompiledCallable<Result>& callable, const std::vector<Tensor>& inputs)
-      : Stepper(*callable.core(), inputs) {}
+  Stepper(const CompiledCallable<Result>& callable, const std::vector<Tensor>& inputs,
+          const StepperOptions& options = {})
+      : Stepper(*callable.core(), inputs, options) {}
   ~Stepper();
   Stepper(Stepper&&) noexcept;
   Stepper& operator=(Stepper&&) noexcept;
@@ -77,7 +87,7 @@ public:
   Tensor value(const std::string& value) const;
 
 private:
-  Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs);
+  Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs, const StepperOptions& options);
   struct State;
   std::unique_ptr<State> state_;
 };

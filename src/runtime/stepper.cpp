@@ -3,6 +3,7 @@
 #include "ir/ops.hpp"
 #include "ir/specialize.hpp"
 #include "ir/text/printer.hpp"
+#include "runtime/executable.hpp"
 #include "runtime/weight_map.hpp"
 #include <algorithm>
 #include <cmath>
@@ -40,12 +41,13 @@ struct Stepper::State {
   std::vector<std::string> names;    // per value id: its name in the printed graph (%3, %arg0)
   std::vector<std::string> op_lines; // per op: its printed line
   runtime::WeightMap weights;
-  std::vector<Tensor> values;    // per value id: computed and not yet freed
-  std::vector<int> readers_left; // per value id: ops still to read it (outputs never reach 0)
-  std::set<ir::ValueId> kept;    // never freed
-  size_t next = 0;               // the op to run next
-  std::vector<bool> entered;     // per inlined call: the stepper went past its call stop
-  bool moved = false;            // a step, next or continue has run
+  std::optional<std::vector<Tensor>> jit_values; // on the JIT tier: the values its call kept
+  std::vector<Tensor> values;                    // per value id: computed and not yet freed
+  std::vector<int> readers_left;                 // per value id: ops still to read it (outputs never reach 0)
+  std::set<ir::ValueId> kept;                    // never freed
+  size_t next = 0;                               // the op to run next
+  std::vector<bool> entered;                     // per inlined call: the stepper went past its call stop
+  bool moved = false;                            // a step, next or continue has run
   StepState current;
   std::string reason;
   std::set<std::string> kinds, lines;
@@ -119,6 +121,7 @@ struct Stepper::State {
     current.location = op.loc.to_string();
     current.mlir = next < op_lines.size() ? op_lines[next] : "";
     current.function = function_of(calls.op_call.at(next));
+    current.fused = jit_values && !op.results.empty() && !jit_values->at(op.results[0]).defined();
     for (ir::ValueId v : op.operands)
       current.inputs.push_back(value_name(v));
     for (ir::ValueId v : op.results)
@@ -137,6 +140,12 @@ struct Stepper::State {
   }
 
   std::vector<Tensor> run(const ir::Op& op) {
+    if (jit_values) { // replayed: undefined where a kernel kept the value to itself
+      std::vector<Tensor> results;
+      for (ir::ValueId v : op.results)
+        results.push_back(jit_values->at(v));
+      return results;
+    }
     std::vector<Tensor> inputs;
     for (ir::ValueId v : op.operands) {
       if (!values.at(v).defined()) throw Error(ErrorKind::internal, "debug::Stepper: " + value_name(v) + " was freed");
@@ -165,6 +174,7 @@ struct Stepper::State {
   std::optional<std::string> watchpoint_after(const ir::Op& op) const {
     for (ir::ValueId v : op.results) {
       const Tensor& t = values[v];
+      if (!t.defined()) continue; // fused away on the JIT tier
       const auto range = ranges.find(v);
       if (!is_float(t.dtype()) && range == ranges.end()) continue;
       const TensorSummary s = summary(t);
@@ -185,9 +195,30 @@ struct Stepper::State {
         why += "; its input " + value_name(input) + " has min " + format(input_summary.min) + ", max " +
                format(input_summary.max);
       }
+      if (const std::string fused = fused_into(op); !fused.empty())
+        why += "; the JIT computed it in one kernel with " + fused + " (tier interp steps them one by one)";
       return why;
     }
     return std::nullopt;
+  }
+
+  // On the JIT tier: the ops fused into the kernel that made op's results, whose own results it kept
+  // to itself ("kiln.sub %4, kiln.log %5"); empty when none.
+  std::string fused_into(const ir::Op& op) const {
+    if (!jit_values) return "";
+    std::set<int32_t> fused;
+    std::vector<ir::ValueId> pending(op.operands.begin(), op.operands.end());
+    while (!pending.empty()) {
+      const ir::ValueId v = pending.back();
+      pending.pop_back();
+      const int32_t def = graph->values[v].def_op;
+      if (def == ir::kNoOp || jit_values->at(v).defined() || !fused.insert(def).second) continue;
+      pending.insert(pending.end(), graph->ops[def].operands.begin(), graph->ops[def].operands.end());
+    }
+    std::string list;
+    for (int32_t def : fused)
+      list += (list.empty() ? "" : ", ") + op_name(graph->ops[def]) + " " + value_name(graph->ops[def].results.at(0));
+    return list;
   }
 
   static std::string format(double x) {
@@ -232,8 +263,13 @@ struct Stepper::State {
   }
 };
 
-Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs)
+Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs, const StepperOptions& options)
     : state_(std::make_unique<State>()) {
+  if (options.tier != "interp" && options.tier != "jit")
+    throw Error(ErrorKind::spec, "debug::Stepper: no tier '" + options.tier + "' (interp or jit)");
+  const runtime::ExecutableFactory* jit = options.tier == "jit" ? runtime::find_tier("jit") : nullptr;
+  if (options.tier == "jit" && !jit)
+    throw Error(ErrorKind::unsupported, "debug::Stepper: this build has no JIT tier (-Djit=disabled)");
   State& s = *state_;
   const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);
   core.inspect_signature(args, inputs,
@@ -245,6 +281,10 @@ Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& in
                          });
   s.names = ir::printed_value_names(*s.graph);
   s.op_lines = printed_op_lines(*s.graph);
+  if (jit) {
+    s.jit_values.emplace();
+    (*jit)(s.graph, s.weights)->run(inputs, {.preserved = &*s.jit_values});
+  }
   s.entered.assign(s.calls.calls.size(), false);
   s.values.assign(s.graph->values.size(), Tensor());
   s.readers_left.assign(s.graph->values.size(), 0);
@@ -348,11 +388,17 @@ const std::string& Stepper::stop_reason() const { return state_->reason; }
 Tensor Stepper::value(const std::string& name) const {
   const State& s = *state_;
   const ir::ValueId v = s.known_value(name);
-  if (!s.values[v].defined())
-    throw Error(ErrorKind::spec, "debug::Stepper: " + name +
-                                     (s.readers_left[v] == 0 && v < s.values.size()
-                                          ? " is not computed yet, or was freed after its last reader: keep() it"
-                                          : " is not computed yet"));
+  if (!s.values[v].defined()) {
+    const int32_t def = s.graph->values[v].def_op;
+    const bool computed = def == ir::kNoOp || size_t(def) < s.next;
+    const bool fused = s.jit_values && !s.jit_values->at(v).defined();
+    throw Error(ErrorKind::spec,
+                "debug::Stepper: " + name +
+                    (!computed ? " is not computed yet"
+                     : fused   ? " lives only inside the JIT kernel its op was fused into: step on the interpreter"
+                                 " to see it"
+                               : " was freed after its last reader: keep() it before it is computed"));
+  }
   return s.values[v];
 }
 

@@ -99,6 +99,11 @@ void add_debug(CLI::App& app, Commands& c) {
   c.debug = app.add_subcommand("debug", "step a graph file op by op on .npy inputs (commands from stdin; help)");
   DebugOptions& o = c.debug_options;
   add_graph_file_options(*c.debug, o.graph_path, o.weights_paths, o.inputs, o.extensions);
+  c.debug
+      ->add_option("--tier", o.tier,
+                   "interp: each op runs on the interpreter when stepped to; jit: the JIT tier's call, replayed op by "
+                   "op")
+      ->check(CLI::IsMember({"interp", "jit"}));
 }
 
 void add_commands(CLI::App& app, Commands& c) {

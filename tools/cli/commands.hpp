@@ -48,6 +48,7 @@ struct DebugOptions {
   std::vector<std::string> weights_paths;
   std::vector<std::string> inputs;
   std::vector<std::string> extensions;
+  std::string tier = "interp"; // whose values the stepper shows: interp or jit (debug::StepperOptions)
 };
 
 // `kiln debug`: a REPL over debug::Stepper reading commands from `in` (help lists them); the prompt

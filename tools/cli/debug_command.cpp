@@ -46,7 +46,8 @@ void print_where(const Session& s) {
   s.out << (at.results.empty() ? "" : " = ") << at.op << (at.callee.empty() ? "" : " " + at.callee) << "(";
   for (size_t i = 0; i < at.inputs.size(); ++i)
     s.out << (i ? ", " : "") << at.inputs[i];
-  s.out << ") at " << at.location << "\n";
+  s.out << ") at " << at.location << (at.fused ? " (fused by the JIT: its result stays inside the kernel)" : "")
+        << "\n";
 }
 
 // pdb's where: the outermost frame first, each at its line.
@@ -154,7 +155,7 @@ int debug_graph_file(const DebugOptions& options, std::istream& in, std::ostream
                                        TierPolicy{.mode = JitMode::off});
   auto& callable = loaded.callable;
   const std::vector<Tensor>& inputs = loaded.inputs;
-  debug::Stepper stepper(callable, inputs);
+  debug::Stepper stepper(callable, inputs, {.tier = options.tier});
   const Session s{stepper, callable, inputs, out};
   print_where(s);
   std::string line;
