@@ -1,4 +1,5 @@
 // `kiln debug FILE.mlir --weights W --input 0=x.npy`: a line-oriented REPL over debug::Stepper.
+#include "cli/command_reader.hpp"
 #include "cli/commands.hpp"
 #include <kiln/debug.hpp>
 #include <kiln/session.hpp>
@@ -158,10 +159,11 @@ int debug_graph_file(const DebugOptions& options, std::istream& in, std::ostream
   debug::Stepper stepper(callable, inputs, {.tier = options.tier});
   const Session s{stepper, callable, inputs, out};
   print_where(s);
-  std::string line;
+  CommandReader reader(in, out, interactive);
   while (true) {
-    if (interactive) out << "(kiln) " << std::flush;
-    if (!std::getline(in, line)) return 0;
+    const std::optional<std::string> next = reader.next_line("(kiln) ");
+    if (!next) return 0;
+    const std::string& line = *next;
     if (!is_command(line)) {
       out << "error: unknown command '" << line << "' (help lists them)\n";
       if (!interactive) return 2; // a script with a typo must not pass for one that ran
