@@ -103,3 +103,23 @@ TEST_CASE("compare_tiers checks its inputs like a call") {
   auto callable = compiled(fn, TensorLayout(DType::f32, {"batch", 3}));
   CHECK_THROWS_AS(debug::compare_tiers(callable, {Tensor::randn({2, 4}, 2)}), Error);
 }
+
+TEST_CASE("compare_tiers names a relu fused into a matmul that turns NaN into 0") {
+  // README's table: oneDNN's relu post-op computes max(x, 0).
+  std::string line;
+  auto fn = [&line](Tensor x, Tensor w) {
+    Tensor h = F::matmul(x, w);
+    line = next_line();
+    return F::relu(h);
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = Tensor::from_vector<float>({1, 2, nan, 4, 5, 6}, {2, 3});
+  const Tensor w = Tensor::randn({3, 4}, 9);
+  const auto difference = debug::compare_tiers(compiled(fn, x.layout(), w.layout()), {x, w});
+  REQUIRE(difference.has_value());
+  CAPTURE(difference->message());
+  CHECK(difference->op.find("kiln.relu at " + line) == 0);
+  CHECK(difference->narrowed);
+  CHECK(std::isnan(difference->interp.data<float>()[difference->first_index]));
+  CHECK(difference->jit.data<float>()[difference->first_index] == 0.0f);
+}
