@@ -135,6 +135,10 @@ TEST_CASE("watch nan and watch range, and values freed after their last reader u
   kept.keep(kept.current().results.at(0));
   kept.finish();
   CHECK(kept.value(mul).data<float>()[2] == 16.0f);
+  debug::Stepper all(callable, {x}, {.keep_all = true});
+  all.finish();
+  CHECK(all.value(mul).data<float>()[2] == 16.0f);
+  CHECK(std::isnan(all.value("%2").data<float>()[1])); // the sqrt's
 }
 
 TEST_CASE("the stepper refuses what it cannot understand, naming it") {

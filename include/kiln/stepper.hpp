@@ -34,6 +34,9 @@ struct StepperOptions {
   // JIT fused into a kernel shows its result only if the kernel wrote it out (current().fused says
   // it did not). kiln::Error(unsupported) for "jit" in a build without the JIT tier.
   std::string tier = "interp";
+  // Every value stays readable after its last reader, at the memory of all of them at once (by
+  // default only those kept, watched or broken on do).
+  bool keep_all = false;
 };
 
 // Steps one call of a compiled callable op by op (on the interpreter's kernels unless the options

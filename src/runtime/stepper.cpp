@@ -48,6 +48,7 @@ struct Stepper::State {
   size_t next = 0;                               // the op to run next
   std::vector<bool> entered;                     // per inlined call: the stepper went past its call stop
   bool moved = false;                            // a step, next or continue has run
+  bool keep_all = false;                         // StepperOptions::keep_all
   StepState current;
   std::string reason;
   std::set<std::string> kinds, lines;
@@ -247,7 +248,9 @@ struct Stepper::State {
     return false;
   }
 
-  bool watched(ir::ValueId v) const { return kept.contains(v) || values_to_break_on.contains(v) || ranges.contains(v); }
+  bool watched(ir::ValueId v) const {
+    return keep_all || kept.contains(v) || values_to_break_on.contains(v) || ranges.contains(v);
+  }
 
   // Runs the next op and frees what no later op reads; a tripped watchpoint sets `reason`.
   void run_next() {
@@ -295,6 +298,7 @@ Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& in
       ++s.readers_left[v];
   for (ir::ValueId v : s.graph->outputs)
     s.kept.insert(v);
+  s.keep_all = options.keep_all;
   s.describe_next();
 }
 
