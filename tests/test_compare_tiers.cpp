@@ -77,9 +77,9 @@ TEST_CASE("a deliberately wrong JIT lowering is found at exactly its op") {
   const Tensor x = Tensor::randn({7, 17}, 5);
   auto callable = compiled(fn, x.layout());
   CHECK_FALSE(debug::compare_tiers(callable, {x}).has_value());
-  jit::tier::set_lowering_fault(jit::tier::LoweringFault{ir::OpKind::exp, 0.01f});
+  jitc::tier::set_lowering_fault(jitc::tier::LoweringFault{ir::OpKind::exp, 0.01f});
   const auto difference = debug::compare_tiers(callable, {x});
-  jit::tier::set_lowering_fault(std::nullopt);
+  jitc::tier::set_lowering_fault(std::nullopt);
   REQUIRE(difference.has_value());
   CAPTURE(difference->message());
   CHECK(difference->op.find("kiln.exp at " + line) == 0);

@@ -20,7 +20,7 @@
 
 namespace {
 
-using namespace kiln::jit::dnnl_ops;
+using namespace kiln::jitc::dnnl_ops;
 using Dims = std::vector<int64_t>;
 
 constexpr double kTolerance = 1e-4;

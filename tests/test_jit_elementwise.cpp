@@ -20,7 +20,7 @@
 #include <vector>
 
 using namespace kiln;
-using namespace kiln::jit;
+using namespace kiln::jitc;
 using ir::OpKind;
 using Broadcast = RegionInput::Broadcast;
 

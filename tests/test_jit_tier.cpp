@@ -525,7 +525,7 @@ TEST_CASE("the JIT warm-up graph parses and compiles through the JIT tier") {
   REQUIRE(jit != nullptr);
   bool compiled = false;
   std::string failure;
-  jit::tier::warm_up([&](std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights) {
+  jitc::tier::warm_up([&](std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights) {
     try {
       auto executable = (*jit)(std::move(graph), weights);
       compiled = executable->ops_per_lowering().size() > 1; // lowered, not all left to the interpreter
@@ -545,7 +545,7 @@ template <class Fn, class... Layouts>
 std::string jit_walk(Fn fn, const runtime::WeightMap& weights, ir::OpKind kind, exec::CpuIsa cpu,
                      const Layouts&... layouts) {
   auto graph = std::make_shared<const ir::Function>(stage(fn)(layouts...).graph().entry());
-  const jit::tier::JitBuild build = jit::tier::build_jit_executable(graph, weights, cpu);
+  const jitc::tier::JitBuild build = jitc::tier::build_jit_executable(graph, weights, cpu);
   for (size_t id = 0; id < graph->ops.size(); ++id)
     if (graph->ops[id].kind == kind) return exec::walk_to_string(build.walks.at(id));
   FAIL("no op of that kind");
@@ -624,7 +624,7 @@ TEST_CASE("a matmul walks oneDNN's matmul, then the interpreter's list, as KILN_
 
 TEST_CASE("a reduction walks to oneDNN over a middle axis and to the interpreter over the last") {
   const TensorLayout x(DType::f32, {3, 5, 7});
-  const auto cpu = jit::tier::jit_cpu_isa();
+  const auto cpu = jitc::tier::jit_cpu_isa();
   auto over_middle = [](Tensor t) { return F::sum(t, {1}); };
   auto over_last = [](Tensor t) { return F::sum(t, {-1}); };
   CHECK(jit_walk(over_middle, {}, ir::OpKind::reduce_sum, cpu, x).starts_with("dnnl.reduction took it ("));
@@ -634,7 +634,7 @@ TEST_CASE("a reduction walks to oneDNN over a middle axis and to the interpreter
 
 TEST_CASE("an elementwise chain walks to one xbyak region; an f64 one on to the interpreter") {
   auto chain = [](Tensor t) { return F::tanh(t * 1.5 + 0.25); };
-  const auto cpu = jit::tier::jit_cpu_isa();
+  const auto cpu = jitc::tier::jit_cpu_isa();
   const std::string head = jit_walk(chain, {}, ir::OpKind::mul, cpu, TensorLayout(DType::f32, {7, 17}));
   CHECK(head.starts_with("xbyak took it ("));
   CHECK(head.ends_with(", region of 3 ops over [7, 17])"));

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // A constant operand (a weight) given at creation instead of at execute, laid out exactly like the
 // operand it replaces. A primitive reads it in place when that layout is already the one it
@@ -17,4 +17,4 @@ struct ConstantWeight {
   std::optional<runtime::WeightFormKey> key{};
 };
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

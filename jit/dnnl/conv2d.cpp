@@ -5,7 +5,7 @@
 #include <kiln/error.hpp>
 #include <tuple>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 namespace {
 
 int64_t output_size(int64_t input, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation) {
@@ -257,4 +257,4 @@ const void* Conv2dPrimitive::constant_weight_data() const {
 
 std::string Conv2dPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // f32 2-D convolution as kiln.conv2d defines it: NCHW input, OIHW weight with I = C / groups,
 // symmetric padding, dilation 1 = dense; then bias [O], then the post-ops in order.
@@ -84,4 +84,4 @@ private:
   std::unique_ptr<const Impl> impl_;
 };
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

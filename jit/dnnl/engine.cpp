@@ -6,7 +6,7 @@
 #include <new>
 #include <sstream>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 namespace {
 
 dnnl::algorithm eltwise_algorithm(Activation activation) {
@@ -26,7 +26,7 @@ dnnl::algorithm eltwise_algorithm(Activation activation) {
   case Activation::linear: return algorithm::eltwise_linear;
   case Activation::clip: return algorithm::eltwise_clip;
   }
-  throw Error(ErrorKind::internal, "jit::dnnl_ops: unknown activation");
+  throw Error(ErrorKind::internal, "jitc::dnnl_ops: unknown activation");
 }
 
 } // namespace
@@ -79,7 +79,7 @@ dnnl::primitive_attr make_attr(std::span<const PostOp> post_ops, const Dims& dst
 void bind_residuals(std::span<const PostOp> post_ops, const Dims& dst_dims, std::span<const float* const> residuals,
                     ArgMap& args) {
   if (residuals.size() != size_t(residual_count(post_ops))) {
-    throw Error(ErrorKind::internal, "jit::dnnl_ops: " + std::to_string(residuals.size()) +
+    throw Error(ErrorKind::internal, "jitc::dnnl_ops: " + std::to_string(residuals.size()) +
                                          " residual buffers given, the post-ops add " +
                                          std::to_string(residual_count(post_ops)));
   }
@@ -113,7 +113,7 @@ void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& ar
     prim.execute(stream, args);
     stream.wait();
   } catch (const dnnl::error& e) {
-    throw Error(ErrorKind::internal, std::string("jit::dnnl_ops: oneDNN execution failed: ") + e.what());
+    throw Error(ErrorKind::internal, std::string("jitc::dnnl_ops: oneDNN execution failed: ") + e.what());
   }
 }
 
@@ -123,7 +123,7 @@ void reorder(const dnnl::reorder& prim, dnnl::memory from, dnnl::memory to) {
     prim.execute(stream, from, to);
     stream.wait();
   } catch (const dnnl::error& e) {
-    throw Error(ErrorKind::internal, std::string("jit::dnnl_ops: oneDNN reorder failed: ") + e.what());
+    throw Error(ErrorKind::internal, std::string("jitc::dnnl_ops: oneDNN reorder failed: ") + e.what());
   }
 }
 
@@ -149,4 +149,4 @@ std::string dims_to_string(const Dims& dims) {
   return out.str();
 }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

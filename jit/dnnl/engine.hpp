@@ -10,7 +10,7 @@
 #include <vector>
 
 // The oneDNN plumbing every kiln primitive wrapper shares. Internal to jit/: it exposes oneDNN types.
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 using Dims = std::vector<int64_t>;
 using ArgMap = std::unordered_map<int, dnnl::memory>;
@@ -68,4 +68,4 @@ bool axis_in_rank(int64_t axis, size_t rank);
 
 std::string dims_to_string(const Dims& dims);
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

@@ -4,7 +4,7 @@
 #include <kiln/error.hpp>
 #include <numeric>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 namespace {
 
 // [rows, normalised size]: the dense tensor seen as rows normalised one by one.
@@ -88,4 +88,4 @@ void LayerNormPrimitive::execute(const float* in, const float* weight, const flo
 
 std::string LayerNormPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // f32 layer normalisation as kiln.layer_norm defines it: x normalised over dims[axis:] together,
 // then times weight and plus bias (each shaped dims[axis:]) when present.
@@ -42,4 +42,4 @@ private:
   std::unique_ptr<const Impl> impl_;
 };
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <kiln/error.hpp>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 namespace {
 
 // Both operands at the common rank (leading 1s), B in its logical [.., K, N] order with the strides
@@ -162,4 +162,4 @@ const void* MatmulPrimitive::constant_b_data() const { return impl_->constant_b 
 
 std::string MatmulPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

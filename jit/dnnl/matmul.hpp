@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // f32 A [batch..., M, K] x B [batch..., K, N] (ranks may differ; batch dims broadcast where one is 1),
 // then bias [N], then the post-ops in order.
@@ -62,4 +62,4 @@ private:
   std::unique_ptr<const Impl> impl_;
 };
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

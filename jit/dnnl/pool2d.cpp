@@ -2,7 +2,7 @@
 #include "jit/dnnl/engine.hpp"
 #include <kiln/error.hpp>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 namespace {
 
 dnnl::algorithm algorithm_of(PoolKind kind) {
@@ -95,4 +95,4 @@ const std::vector<int64_t>& Pool2dPrimitive::output_dims() const { return impl_-
 
 std::string Pool2dPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

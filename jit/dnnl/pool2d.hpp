@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // max: padding never wins; avg_include_pad divides by KH * KW; avg_exclude_pad by the count of
 // input elements under the window (kiln.avg_pool2d's count_include_pad false).
@@ -47,4 +47,4 @@ private:
   std::unique_ptr<const Impl> impl_;
 };
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

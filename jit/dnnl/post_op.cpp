@@ -1,7 +1,7 @@
 #include "jit/dnnl/post_op.hpp"
 #include <algorithm>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 const char* activation_name(Activation activation) {
   switch (activation) {
@@ -36,4 +36,4 @@ int residual_count(std::span<const PostOp> post_ops) {
                            [](const PostOp& op) { return op.kind == PostOp::Kind::add_residual; }));
 }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // oneDNN keeps at most this many post-ops per primitive (post_ops_t::post_ops_limit in 2.6).
 inline constexpr size_t kMaxPostOps = 32;
@@ -37,4 +37,4 @@ std::optional<Activation> repeated_activation(std::span<const PostOp> post_ops);
 // How many residual tensors a post-op list binds at execute.
 int residual_count(std::span<const PostOp> post_ops);
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

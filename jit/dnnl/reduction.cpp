@@ -2,7 +2,7 @@
 #include "jit/dnnl/engine.hpp"
 #include <kiln/error.hpp>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 namespace {
 
 dnnl::algorithm algorithm_of(ReduceKind kind) {
@@ -107,4 +107,4 @@ const std::vector<int64_t>& ReductionPrimitive::output_dims() const { return imp
 
 std::string ReductionPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

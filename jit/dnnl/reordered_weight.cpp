@@ -2,7 +2,7 @@
 #include "jit/dnnl/engine.hpp"
 #include <kiln/error.hpp>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 namespace {
 
@@ -15,7 +15,7 @@ dnnl::memory reorder_once(const std::string& name, const dnnl::memory::desc& src
     thread_stream().wait();
     return reordered;
   } catch (const dnnl::error& e) {
-    throw Error(ErrorKind::internal, "jit::dnnl_ops: cannot reorder weight '" + name + "': " + e.what());
+    throw Error(ErrorKind::internal, "jitc::dnnl_ops: cannot reorder weight '" + name + "': " + e.what());
   }
 }
 
@@ -45,7 +45,7 @@ std::optional<std::string> layout_text(const dnnl::memory::desc& desc) {
 ResolvedWeight resolve_constant_weight(const ConstantWeight& weight, const dnnl::memory::desc& given,
                                        const dnnl::memory::desc& preferred) {
   if (weight.data == nullptr) {
-    throw Error(ErrorKind::weight, "jit::dnnl_ops: constant weight '" + weight.name + "' has no data");
+    throw Error(ErrorKind::weight, "jitc::dnnl_ops: constant weight '" + weight.name + "' has no data");
   }
   if (given == preferred) return {given, weight.data, {}};
   std::optional<runtime::WeightFormKey> key;
@@ -56,4 +56,4 @@ ResolvedWeight resolve_constant_weight(const ConstantWeight& weight, const dnnl:
   return {preferred, reordered->get_data_handle(), reordered};
 }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

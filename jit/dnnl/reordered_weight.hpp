@@ -3,7 +3,7 @@
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // Where a primitive reads a constant weight from: the caller's buffer when `given` (its layout) is
 // already `preferred`, else a reordered copy (see ConstantWeight).
@@ -15,4 +15,4 @@ struct ResolvedWeight {
 ResolvedWeight resolve_constant_weight(const ConstantWeight& weight, const dnnl::memory::desc& given,
                                        const dnnl::memory::desc& preferred);
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

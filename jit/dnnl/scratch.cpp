@@ -3,7 +3,7 @@
 #include <new>
 #include <string>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 void Scratch::AlignedDelete::operator()(std::byte* p) const {
   ::operator delete(p, std::align_val_t(kScratchAlignment));
@@ -18,7 +18,7 @@ Scratch::Scratch(std::span<std::byte> given, size_t needed) : rest_(given) {
 void* Scratch::take(size_t bytes) {
   const size_t piece = scratch_piece(bytes);
   if (piece > rest_.size()) {
-    throw Error(ErrorKind::internal, "jit::dnnl_ops: a primitive took " + std::to_string(piece) +
+    throw Error(ErrorKind::internal, "jitc::dnnl_ops: a primitive took " + std::to_string(piece) +
                                          " bytes of scratch, " + std::to_string(rest_.size()) + " were left");
   }
   void* data = rest_.data();
@@ -26,4 +26,4 @@ void* Scratch::take(size_t bytes) {
   return data;
 }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

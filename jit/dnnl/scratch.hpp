@@ -3,7 +3,7 @@
 #include <memory>
 #include <span>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // oneDNN's scratchpads and the activations a primitive keeps in its own layout are 64-byte aligned.
 inline constexpr size_t kScratchAlignment = 64;
@@ -31,4 +31,4 @@ private:
   std::span<std::byte> rest_;
 };
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

@@ -4,7 +4,7 @@
 #include <kiln/error.hpp>
 #include <limits>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 namespace {
 
 dnnl::softmax_v2_forward::primitive_desc make_pd(const SoftmaxParams& params, bool allow_empty) {
@@ -85,4 +85,4 @@ void SoftmaxPrimitive::execute(const float* in, float* out, std::span<std::byte>
 
 std::string SoftmaxPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

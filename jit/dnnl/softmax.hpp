@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::jit::dnnl_ops {
+namespace kiln::jitc::dnnl_ops {
 
 // f32 softmax (or log_softmax) of a dense row-major tensor along one axis.
 struct SoftmaxParams {
@@ -37,4 +37,4 @@ private:
   std::unique_ptr<const Impl> impl_;
 };
 
-} // namespace kiln::jit::dnnl_ops
+} // namespace kiln::jitc::dnnl_ops

@@ -5,7 +5,7 @@
 #include <span>
 #include <string>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 // What an emitter gets: its node, the registers holding its arguments (read-only), a destination
 // distinct from every argument and scratch register, and the scratch it asked for.
@@ -41,4 +41,4 @@ template <class Vmm> std::optional<Emitter<Vmm>> math_emitter_for(const RegionNo
 // The vcmpps predicate of a compare node (check_region made sure it has CompareParams).
 uint8_t compare_predicate(const RegionNode& node);
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

@@ -1,7 +1,7 @@
 #include "ir/ops.hpp"
 #include "jit/elementwise/emitter.hpp"
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 using ir::OpKind;
 
@@ -180,4 +180,4 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
 template std::optional<Emitter<Xbyak::Ymm>> emitter_for(const RegionNode&, std::span<const DType>, std::string*);
 template std::optional<Emitter<Xbyak::Zmm>> emitter_for(const RegionNode&, std::span<const DType>, std::string*);
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

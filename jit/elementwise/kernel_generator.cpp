@@ -6,7 +6,7 @@
 #include <kiln/error.hpp>
 #include <vector>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 namespace {
 
@@ -345,4 +345,4 @@ std::shared_ptr<const ElementwiseKernel::Code> generate_kernel(const Region& reg
   throw Error(ErrorKind::internal, "generate_kernel needs a concrete ISA");
 }
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

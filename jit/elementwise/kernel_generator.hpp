@@ -4,7 +4,7 @@
 #include <memory>
 #include <xbyak/xbyak.h>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 // The argument block of a generated kernel, read by offset: one block of the iteration space,
 // rows [row_begin, row_end) x columns [col_begin, col_end) of a space `cols` wide.
@@ -31,4 +31,4 @@ struct ElementwiseKernel::Code {
 // Throws Xbyak::Error or kiln::Error when code generation fails.
 std::shared_ptr<const ElementwiseKernel::Code> generate_kernel(const Region& region, VectorIsa isa);
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

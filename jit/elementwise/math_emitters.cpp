@@ -6,7 +6,7 @@
 #include <limits>
 #include <type_traits>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 using ir::OpKind;
 
@@ -503,4 +503,4 @@ template <class Vmm> std::optional<Emitter<Vmm>> math_emitter_for(const RegionNo
 template std::optional<Emitter<Xbyak::Ymm>> math_emitter_for(const RegionNode&);
 template std::optional<Emitter<Xbyak::Zmm>> math_emitter_for(const RegionNode&);
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

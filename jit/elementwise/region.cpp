@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <xbyak/xbyak_util.h>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 namespace {
 
@@ -245,4 +245,4 @@ bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int
   return true;
 }
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

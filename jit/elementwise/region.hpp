@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 // One input of a fused elementwise region over a [rows, cols] iteration space.
 //  full:   rows * cols contiguous elements, row-major
@@ -88,4 +88,4 @@ std::shared_ptr<const ElementwiseKernel> compile_region(const Region& region, st
 // Whether this CPU can run kernels of the given ISA (automatic: any supported ISA).
 bool cpu_supports(VectorIsa isa);
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <optional>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 using ir::OpKind;
 
@@ -137,4 +137,4 @@ bool check_region(const Region& region, std::string* why_not) {
   return true;
 }
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

@@ -2,7 +2,7 @@
 #include "jit/elementwise/region.hpp"
 #include <string>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 // Regions larger than this are refused: each node may need a vector spill slot on the stack.
 inline constexpr size_t kMaxRegionNodes = 512;
@@ -18,4 +18,4 @@ DType arg_dtype(const Region& region, int32_t arg);
 // A node's gelu form: true for the tanh approximation.
 bool gelu_uses_tanh(const RegionNode& node);
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

@@ -3,7 +3,7 @@
 #include <kiln/error.hpp>
 #include <limits>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 namespace {
 constexpr size_t kNever = std::numeric_limits<size_t>::max();
@@ -92,4 +92,4 @@ void RegisterAllocator::release_if_dead(int value, size_t position) {
 
 void RegisterAllocator::unpin_all() { std::fill(pinned_.begin(), pinned_.end(), false); }
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 // Assigns vector registers to a region's values while one loop body is generated, node by node.
 // Values are the nodes (0..N-1) and the inputs (N + k). Inputs and constant nodes are reloaded
@@ -46,4 +46,4 @@ private:
   std::vector<bool> spilled_;
 };
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

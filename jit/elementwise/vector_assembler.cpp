@@ -1,7 +1,7 @@
 #include "jit/elementwise/vector_assembler.hpp"
 #include <bit>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 using Xbyak::Ymm;
 using Xbyak::Zmm;
@@ -106,4 +106,4 @@ template <class Vmm> void VectorAssembler<Vmm>::scale_by_pow2(const Vmm& x, cons
 template class VectorAssembler<Ymm>;
 template class VectorAssembler<Zmm>;
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

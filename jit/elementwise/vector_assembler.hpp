@@ -4,7 +4,7 @@
 #include <vector>
 #include <xbyak/xbyak.h>
 
-namespace kiln::jit {
+namespace kiln::jitc {
 
 // What differs between the two vector ISAs. AVX2 has no mask registers: a mask is a vector whose
 // lanes are all ones or all zeros, so masks come out of the vector register pool.
@@ -86,4 +86,4 @@ private:
 extern template class VectorAssembler<Xbyak::Ymm>;
 extern template class VectorAssembler<Xbyak::Zmm>;
 
-} // namespace kiln::jit
+} // namespace kiln::jitc

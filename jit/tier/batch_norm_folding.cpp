@@ -2,7 +2,7 @@
 #include "jit/tier/epilogue.hpp"
 #include <cmath>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -87,4 +87,4 @@ std::optional<FoldedBatchNorm> fold_batch_norm(const GraphRewriter& rw, const ir
   return result;
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

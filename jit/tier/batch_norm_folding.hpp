@@ -4,7 +4,7 @@
 #include <memory>
 #include <optional>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 // A convolution's weight and bias with the inference batch_norm after it folded in: per output
 // channel o, with s = gamma[o] / sqrt(var[o] + eps),
@@ -25,4 +25,4 @@ struct FoldedBatchNorm {
 // constants or weights; nullopt otherwise. The folded form is made once per weight versions.
 std::optional<FoldedBatchNorm> fold_batch_norm(const GraphRewriter& rw, const ir::Op& conv, const Tensor& weight);
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <set>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -372,4 +372,4 @@ void lower_conv2d(GraphRewriter& rw, ir::OpId id) {
 
 const Implementation kDnnlConv2d{{"dnnl.conv2d"}, refuse_conv2d, lower_conv2d};
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -4,7 +4,7 @@
 #include "jit/tier/lowerings.hpp"
 #include <map>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -211,4 +211,4 @@ void lower_elementwise_region(GraphRewriter& rw, ir::OpId first) {
 
 const Implementation kXbyakRegion{{"xbyak"}, refuse_elementwise_region, lower_elementwise_region};
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

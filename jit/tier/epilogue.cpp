@@ -1,6 +1,6 @@
 #include "jit/tier/epilogue.hpp"
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -180,4 +180,4 @@ void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, std::string_view
     rw.take(id, implementation, "fused into op " + std::to_string(head));
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -13,7 +13,7 @@
 
 // What the oneDNN lowerings (matmul, convolution chains) share: operand checks and the epilogue of
 // single-use ops a primitive applies in the same pass.
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 bool is_f32(const GraphRewriter& rw, std::span<const ir::ValueId> values);
 // The data of a constant or weight operand, when it is f32.
@@ -60,4 +60,4 @@ private:
   size_t count_;
 };
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -1,7 +1,7 @@
 #include "jit/tier/graph_rewriter.hpp"
 #include <kiln/error.hpp>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 GraphRewriter::GraphRewriter(const ir::Function& source, const runtime::WeightMap& weights)
     : source_(source), weights_(weights), uses_(source.values.size(), 0), last_user_(source.values.size()),
@@ -92,4 +92,4 @@ Partition GraphRewriter::finish() {
   return partition;
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 // The state of one partitioning: the source graph with its use counts, the steps chosen so far (in
 // run order) and how every source op came to run as it does.
@@ -69,4 +69,4 @@ private:
   std::vector<exec::PlannedStep> steps_;
 };
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

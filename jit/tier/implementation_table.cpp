@@ -5,7 +5,7 @@
 #include "jit/tier/lowerings.hpp"
 #include <oneapi/dnnl/dnnl.hpp>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -76,4 +76,4 @@ std::vector<Implementation> jit_implementations(ir::OpKind kind) {
   return class_list(ir::op_info(kind).cls);
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -6,7 +6,7 @@
 #include <vector>
 
 // The JIT tier's implementation lists: which lowering may take each op kind, in order.
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 class GraphRewriter;
 
@@ -29,4 +29,4 @@ std::vector<Implementation> jit_implementations(ir::OpKind kind);
 // The CPU the JIT's entries run on: oneDNN's effective ISA (ONEDNN_MAX_CPU_ISA lowers it).
 exec::CpuIsa jit_cpu_isa();
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -5,7 +5,7 @@
 #include "jit/tier/warm_up.hpp"
 #include "runtime/log.hpp"
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -58,4 +58,4 @@ JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const r
   return {std::move(executable), std::move(walks)};
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

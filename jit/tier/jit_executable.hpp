@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 // Tier 1 is the interpreter's plan executor over the partition's steps: lowered steps run JIT code
 // or oneDNN primitives, every other op what the interpreter's list picks, with one memory plan for
@@ -17,4 +17,4 @@ struct JitBuild {
 JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
                               exec::CpuIsa cpu);
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

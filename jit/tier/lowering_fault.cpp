@@ -1,7 +1,7 @@
 #include "jit/tier/lowering_fault.hpp"
 #include <mutex>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -20,4 +20,4 @@ std::optional<LoweringFault> lowering_fault() {
   return current_fault;
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

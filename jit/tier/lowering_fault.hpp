@@ -2,7 +2,7 @@
 #include "ir/op_kind.hpp"
 #include <optional>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 // A deliberate error in one lowering, for testing the debugging tools only (debug::compare_tiers
 // must find a wrong JIT kernel at exactly its op): while set, the fused elementwise lowering
@@ -15,4 +15,4 @@ struct LoweringFault {
 void set_lowering_fault(std::optional<LoweringFault> fault);
 std::optional<LoweringFault> lowering_fault();
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

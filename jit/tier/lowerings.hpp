@@ -6,7 +6,7 @@
 #include <string>
 #include <variant>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 // The entries the lowerings give the JIT tier's lists. Each pairs refuse_X (why the lowering cannot
 // take the op) with lower_X (takes it and what it fuses, records the ops it took, emits or
@@ -30,4 +30,4 @@ template <class Plan> std::optional<std::string> refusal_of(const Planned<Plan>&
 // Whether a transpose swaps exactly the last two axes (a matmul reads it as a transposed B).
 bool swaps_last_two_axes(const ir::Op& transpose);
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

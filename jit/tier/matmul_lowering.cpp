@@ -2,7 +2,7 @@
 #include "jit/tier/epilogue.hpp"
 #include "jit/tier/lowerings.hpp"
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -148,4 +148,4 @@ bool swaps_last_two_axes(const ir::Op& transpose) {
   return perm[size_t(rank - 2)] == rank - 1 && perm[size_t(rank - 1)] == rank - 2;
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

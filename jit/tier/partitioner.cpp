@@ -3,7 +3,7 @@
 #include "jit/tier/implementation_table.hpp"
 #include <kiln/error.hpp>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 Partition partition_graph(const ir::Function& source, const runtime::WeightMap& weights, exec::CpuIsa cpu) {
   GraphRewriter rw(source, weights);
@@ -25,4 +25,4 @@ Partition partition_graph(const ir::Function& source, const runtime::WeightMap& 
   return rw.finish();
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 // How the JIT tier runs a static graph: its steps in run order, each a lowered step (generated code,
 // oneDNN primitives) or an op left as a step of its own for the interpreter's list to run.
@@ -24,4 +24,4 @@ struct Partition {
 // last entry leaves it to the interpreter.
 Partition partition_graph(const ir::Function& source, const runtime::WeightMap& weights, exec::CpuIsa cpu);
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -4,7 +4,7 @@
 #include "jit/dnnl/softmax.hpp"
 #include "jit/tier/lowerings.hpp"
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -167,4 +167,4 @@ const Implementation kDnnlLayerNorm{{"dnnl.layer_norm"}, refuse_layer_norm, lowe
 const Implementation kDnnlPool2d{{"dnnl.pool2d"}, refuse_pool2d, lower_pool2d};
 const Implementation kDnnlReduction{{"dnnl.reduction"}, refuse_reduction, lower_reduction};
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier

@@ -2,7 +2,7 @@
 #include "ir/text/parser.hpp"
 #include <exception>
 
-namespace kiln::jit::tier {
+namespace kiln::jitc::tier {
 
 namespace {
 
@@ -58,4 +58,4 @@ void warm_up(const runtime::ExecutableFactory& make_executable) {
   }
 }
 
-} // namespace kiln::jit::tier
+} // namespace kiln::jitc::tier
