@@ -344,7 +344,9 @@ TEST_CASE("the small workloads reproduce PyTorch's reference outputs") {
   size_t passed_cases = 0;
   for (size_t at = result.out.find("  ok\n"); at != std::string::npos; at = result.out.find("  ok\n", at + 1))
     ++passed_cases;
-  CHECK(passed_cases == 8); // mlp b1 b8 b64, ewchain b64, attn b1 b8, cnn b1 b8
+  // mlp b1 b8 b64, ewchain b64, attn b1 b8, cnn b1 b8, then mlp, attn and cnn again as nn modules
+  CHECK(passed_cases == 15);
+  CHECK(result.out.find("cnn (nn)     b8 ") != std::string::npos);
 }
 
 TEST_CASE("kiln debug reads a piped script: breakpoint, watchpoint, print, finish; a typo fails it") {
