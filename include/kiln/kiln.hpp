@@ -11,6 +11,7 @@
 #include <kiln/functional.hpp>
 #include <kiln/io.hpp>
 #include <kiln/layout.hpp>
+#include <kiln/nn.hpp>
 #include <kiln/profile.hpp>
 #include <kiln/session.hpp>
 #include <kiln/shape.hpp>
