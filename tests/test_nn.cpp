@@ -359,7 +359,7 @@ TEST_CASE("MultiheadAttention compiles through forward_inputs and matches its ea
         "spec error: the root module takes 3 inputs (query, key, value), got 1 in forward_inputs");
   CHECK(message_of([&] {
           attention(query, uniform({7, 17, 6}, 1), memory);
-        }) == "shape error: MultiheadAttention the root module: key must be [batch, seq, 8], got [7, 17, 6]");
+        }) == "shape error: MultiheadAttention (the root module): key must be [batch, seq, 8], got [7, 17, 6]");
 }
 
 namespace {
@@ -409,6 +409,16 @@ TEST_CASE("nested modules name their tensors by the full path, however late they
   CHECK((*model.encoder->layers)[1].full_name("x") == "encoder.layers.1.x");
   // A submodule's state_dict keeps the full names its traced graph uses.
   CHECK(model.encoder->norm->state_dict().count("encoder.norm.weight") == 1);
+}
+
+TEST_CASE("a submodule that outlives its parent becomes a root") {
+  std::shared_ptr<nn::LayerNorm> norm;
+  {
+    Encoder encoder;
+    norm = encoder.norm;
+    CHECK(norm->full_name("weight") == "norm.weight");
+  }
+  CHECK(norm->full_name("weight") == "weight");
 }
 
 TEST_CASE("a nested model traced and compiled matches its eager forward, its MLIR naming weights in full") {

@@ -29,7 +29,8 @@ public:
   Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
-  virtual ~Module() = default;
+  // Children that outlive their parent (held elsewhere) become roots.
+  virtual ~Module();
 
   // The module's computation on one input. The default throws kiln::Error(unsupported) naming the
   // module: containers and modules of several inputs do not have one.
@@ -192,6 +193,7 @@ public:
 class MultiheadAttention : public Module {
 public:
   MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool bias = true, bool batch_first = false);
+  using Module::forward; // the one-input forward, which throws: attention takes three
   Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value);
   Tensor operator()(const Tensor& query, const Tensor& key, const Tensor& value) { return forward(query, key, value); }
   // Requires three inputs: query, key, value.

@@ -16,7 +16,7 @@ BatchNorm2d::BatchNorm2d(int64_t num_features, double eps, bool affine) : eps_(e
 
 Tensor BatchNorm2d::forward(const Tensor& input) {
   if (input.rank() != 4)
-    throw Error(ErrorKind::shape, "BatchNorm2d " + describe() + ": expected an NCHW input of rank 4, got " +
+    throw Error(ErrorKind::shape, "BatchNorm2d (" + describe() + "): expected an NCHW input of rank 4, got " +
                                       shape_to_string(input.shape()));
   return F::batch_norm(input, weight_for(input, "running_mean"), weight_for(input, "running_var"),
                        optional_weight_for(input, "weight"), optional_weight_for(input, "bias"), eps_);

@@ -28,6 +28,11 @@ std::string replacement_problem(const Tensor& current, const Tensor& value) {
 
 } // namespace
 
+Module::~Module() {
+  for (auto& entry : children_)
+    entry.second->parent_ = nullptr;
+}
+
 Tensor Module::forward(const Tensor&) {
   throw Error(ErrorKind::unsupported, describe() + " has no forward of one input");
 }

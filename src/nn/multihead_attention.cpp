@@ -24,7 +24,7 @@ void MultiheadAttention::check_input(const Tensor& x, const char* role) const {
   const Shape& shape = x.shape();
   const bool fits = shape.size() == 3 && (shape[2].is_symbolic() || shape[2].size() == embed_dim_);
   if (!fits)
-    throw Error(ErrorKind::shape, "MultiheadAttention " + describe() + ": " + role + " must be " +
+    throw Error(ErrorKind::shape, "MultiheadAttention (" + describe() + "): " + role + " must be " +
                                       (batch_first_ ? "[batch, seq, " : "[seq, batch, ") + std::to_string(embed_dim_) +
                                       "], got " + shape_to_string(shape));
 }
