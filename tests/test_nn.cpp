@@ -166,6 +166,25 @@ TEST_CASE("Conv2d matches a naive loop with stride, padding, dilation and groups
   }
 }
 
+TEST_CASE("MaxPool2d takes each window's maximum, padding excluded") {
+  nn::MaxPool2d pool({.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}});
+  const Tensor x = uniform({1, 7, 17, 7}, 15);
+  const Tensor y = pool(x);
+  REQUIRE(y.dims() == std::vector<int64_t>{1, 7, 9, 4});
+  double worst = 0;
+  for (int64_t c = 0; c < 7; ++c)
+    for (int64_t i = 0; i < 9; ++i)
+      for (int64_t j = 0; j < 4; ++j) {
+        double top = -1e300;
+        for (int64_t h = 2 * i - 1; h <= 2 * i + 1; ++h)
+          for (int64_t w = 2 * j - 1; w <= 2 * j + 1; ++w)
+            if (h >= 0 && h < 17 && w >= 0 && w < 7) top = std::max(top, at(x, {0, c, h, w}));
+        worst = std::max(worst, std::abs(top - at(y, {0, c, i, j})));
+      }
+  CHECK(worst == 0.0);
+  check_compiled_matches_eager(pool, x);
+}
+
 TEST_CASE("BatchNorm2d normalises with its running statistics and affine") {
   nn::BatchNorm2d norm(7, 1e-3);
   randomise(norm, 30);

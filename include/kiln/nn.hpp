@@ -137,6 +137,16 @@ private:
   F::Conv2dOptions conv_;
 };
 
+// NCHW max pooling (torch's MaxPool2d without dilation or ceil_mode); padding never wins the max.
+class MaxPool2d : public Module {
+public:
+  explicit MaxPool2d(F::Pool2dOptions options) : options_(std::move(options)) {}
+  Tensor forward(const Tensor& input) override { return F::max_pool2d(input, options_); }
+
+private:
+  F::Pool2dOptions options_;
+};
+
 // Inference BatchNorm2d: normalises with the running statistics (buffers running_mean and
 // running_var), then the affine weight and bias (absent when affine is false). PyTorch's
 // num_batches_tracked counts training steps, which inference never reads: a loaded state_dict may hold
