@@ -249,6 +249,30 @@ TEST_CASE("LayerNorm and RMSNorm normalise the last axis like a naive loop") {
   CHECK(nn::LayerNorm(5, 1e-5, true, false).state_dict().size() == 1);
 }
 
+TEST_CASE("LayerNorm normalises several trailing axes together") {
+  nn::LayerNorm norm(std::vector<int64_t>{7, 17});
+  CHECK(norm.tensor("weight").dims() == std::vector<int64_t>{7, 17});
+  randomise(norm, 45);
+  const Tensor x = uniform({1, 7, 17}, 16, 3.0f);
+  const Tensor y = norm(x);
+  double sum = 0, squares = 0;
+  for (int64_t i = 0; i < 7 * 17; ++i)
+    sum += x.item_as_double(i), squares += x.item_as_double(i) * x.item_as_double(i);
+  const double mean = sum / (7 * 17), variance = squares / (7 * 17) - mean * mean;
+  double worst = 0;
+  for (int64_t i = 0; i < 7 * 17; ++i) {
+    const double expected =
+        (x.item_as_double(i) - mean) / std::sqrt(variance + 1e-5) * norm.tensor("weight").item_as_double(i) +
+        norm.tensor("bias").item_as_double(i);
+    worst = std::max(worst, std::abs(expected - y.item_as_double(i)));
+  }
+  CHECK(worst <= kTolerance);
+  check_compiled_matches_eager(norm, x);
+  CHECK(message_of([&] {
+          norm(uniform({7, 7}, 1));
+        }) == "shape error: LayerNorm (the root module): input [7, 7] does not end in normalized_shape [7, 17]");
+}
+
 TEST_CASE("Embedding picks the weight's rows by index") {
   nn::Embedding embedding(17, 7);
   const Tensor indices = Tensor::from_vector<int64_t>({16, 0, 3, 3, 9, 1, 7}, {1, 7});

@@ -35,8 +35,9 @@ public:
   // The module's computation on one input. The default throws kiln::Error(unsupported) naming the
   // module: containers and modules of several inputs do not have one.
   virtual Tensor forward(const Tensor& input);
-  // The computation on any number of inputs, for callers that handle every module alike (a compile
-  // wrapper traces this). The default requires one input and calls forward(input).
+  // The computation on any number of inputs, for callers that handle every module alike: trace
+  // [&](const std::vector<Tensor>& xs) { return m.forward_inputs(xs); } with a std::vector of
+  // layouts. The default requires one input and calls forward(input).
   virtual Tensor forward_inputs(const std::vector<Tensor>& inputs);
   Tensor operator()(const Tensor& input) { return forward(input); }
 
@@ -44,7 +45,9 @@ public:
   std::vector<Tensor> parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
-  // Every parameter and buffer of the tree by full name: the tensors themselves, not copies.
+  // Every parameter and buffer of the tree by full name: the tensors themselves, not copies. Unlike
+  // torch, names count from the root whichever module is asked, so a submodule's state_dict() holds
+  // the names a graph traced through it reads.
   std::map<std::string, Tensor> state_dict() const;
   // Replaces parameters and buffers by the tensors of `state` (zero-copy: the module keeps the
   // handles). Each entry's dtype and shape must equal the current tensor's. With strict, names the
@@ -66,8 +69,8 @@ public:
   bool has_tensor(const std::string& local_name) const;
 
 protected:
-  // Registration, in the order state_dict lists them. Names are unique within a module and hold no
-  // dots; breaking either is a kiln::Error(spec).
+  // Registration, in the order named_parameters and named_buffers list them. Names are unique within a module and hold
+  // no dots; breaking either is a kiln::Error(spec).
   void register_parameter(const std::string& name, Tensor value);
   void register_buffer(const std::string& name, Tensor value);
   template <class M> std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
@@ -160,14 +163,17 @@ private:
   double eps_;
 };
 
-// Normalises over the last axis, of size normalized_shape; weight and bias [normalized_shape]
-// (absent when elementwise_affine is false; bias absent when bias is false).
+// Normalises over the trailing axes, whose sizes are normalized_shape; weight and bias have that
+// shape (absent when elementwise_affine is false; bias absent when bias is false).
 class LayerNorm : public Module {
 public:
+  explicit LayerNorm(std::vector<int64_t> normalized_shape, double eps = 1e-5, bool elementwise_affine = true,
+                     bool bias = true);
   explicit LayerNorm(int64_t normalized_shape, double eps = 1e-5, bool elementwise_affine = true, bool bias = true);
   Tensor forward(const Tensor& input) override;
 
 private:
+  std::vector<int64_t> normalized_shape_;
   double eps_;
 };
 
