@@ -23,7 +23,10 @@ namespace kiln::nn {
 // running statistics) and submodules. Full names join the path from the root with dots
 // ("encoder.layers.0.fc1.weight"); they are computed when asked, so registering a module into a
 // parent after its own children were registered names them all right. Modules are neither copied nor
-// moved (children point to their parent); hold them in std::shared_ptr.
+// moved (children point to their parent); hold them in std::shared_ptr. Loading replaces tensor
+// handles, so it must not race a forward on another thread. A callable compiled with
+// {.weights = state_dict()} keeps the tensors it was given; to follow reloads, keep the weights in its
+// session's registry instead (weights().set_all(model.state_dict()), again after each load).
 class Module {
 public:
   Module() = default;
