@@ -1,3 +1,4 @@
+#include "captured_stderr.hpp"
 #include "exec/threads.hpp"
 #include "interp/implementation_table.hpp"
 #include "jit/tier/implementation_table.hpp"
@@ -561,39 +562,6 @@ std::string interpreter_matmul_walk() {
   if (interp::interp_cpu_isa() >= exec::CpuIsa::avx2_fma) return "packed_gemm took it";
   return "packed_gemm refused: needs AVX2+FMA (its kernel is AVX2+FMA code); interp took it";
 }
-
-// Everything written to stderr while it lives, read by text().
-class CapturedStderr {
-public:
-  CapturedStderr() : file_(std::tmpfile()), saved_(dup(2)) {
-    std::fflush(stderr);
-    dup2(fileno(file_), 2);
-  }
-  ~CapturedStderr() {
-    restore();
-    std::fclose(file_);
-  }
-  std::string text() {
-    restore();
-    std::rewind(file_);
-    std::string text;
-    char buffer[4096];
-    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, file_)) > 0;)
-      text.append(buffer, n);
-    return text;
-  }
-
-private:
-  void restore() {
-    if (saved_ < 0) return;
-    std::fflush(stderr);
-    dup2(saved_, 2);
-    close(saved_);
-    saved_ = -1;
-  }
-  std::FILE* file_;
-  int saved_;
-};
 
 } // namespace
 

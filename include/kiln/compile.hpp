@@ -38,6 +38,8 @@ public:
   const std::shared_ptr<const ir::Module>& module() const;
   const TreeLeaves& spec() const;
   Session& session() const;
+  // The tier the most recent call ran on ("interp" before any call).
+  std::string last_tier() const;
   // The arguments of a call whose tensor and buffer leaves are `tensors`, in order (debugging tools
   // take flat tensors); kiln::Error(spec) when the count differs or the callable bakes a scalar.
   TreeLeaves tensor_arguments(const std::vector<Tensor>& tensors) const;

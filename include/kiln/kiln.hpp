@@ -3,6 +3,7 @@
 // them in a reference interpreter or a JIT tier. See README.md and ARCHITECTURE.md.
 #include <kiln/compare_tiers.hpp>
 #include <kiln/compile.hpp>
+#include <kiln/compiled_module.hpp>
 #include <kiln/debug.hpp>
 #include <kiln/device.hpp>
 #include <kiln/dtype.hpp>
@@ -10,6 +11,7 @@
 #include <kiln/extension.hpp>
 #include <kiln/functional.hpp>
 #include <kiln/io.hpp>
+#include <kiln/jit.hpp>
 #include <kiln/layout.hpp>
 #include <kiln/nn.hpp>
 #include <kiln/profile.hpp>

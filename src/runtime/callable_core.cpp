@@ -66,6 +66,7 @@ struct CallableCore::State {
   std::vector<std::string> registry_weights;  // weights this callable reads from the session's registry
   std::vector<uint64_t> last_weight_versions; // for KILN_LOG=recompiles
   std::atomic<std::shared_ptr<const SignatureKey>> recent;
+  std::atomic<bool> last_call_on_jit{false};
 
   runtime::WeightMap bind_weights() const;
   std::vector<ir::ValueType> check_arguments(const TreeLeaves& args, const std::vector<Tensor>& tensors) const;
@@ -302,6 +303,7 @@ std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector
   auto start = Clock::now();
   std::vector<Tensor> outputs = exe->run(tensors, {});
   entry->record_call(exe->tier(), ms_since(start));
+  s.last_call_on_jit.store(exe->tier() == "jit", std::memory_order_relaxed);
   return outputs;
 }
 
@@ -331,6 +333,7 @@ void CallableCore::inspect_signature(const TreeLeaves& args, const std::vector<T
 const std::shared_ptr<const ir::Module>& CallableCore::module() const { return state_->module; }
 const TreeLeaves& CallableCore::spec() const { return state_->spec; }
 Session& CallableCore::session() const { return *state_->session; }
+std::string CallableCore::last_tier() const { return state_->last_call_on_jit.load() ? "jit" : "interp"; }
 
 } // namespace kiln::detail
 
