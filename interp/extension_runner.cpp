@@ -86,7 +86,7 @@ std::shared_ptr<const exec::StepRunner> make_extension_runner(const ir::Op& op,
     runner->check_types(operand_types, result_types);
     return runner;
   } catch (const ir::InferError& e) {
-    throw Error(ErrorKind::shape, "kiln.custom '" + name + "' at " + op.loc.to_string() + ": " + e.what());
+    throw Error(e.kind, "kiln.custom '" + name + "' at " + op.loc.to_string() + ": " + e.what());
   }
 }
 

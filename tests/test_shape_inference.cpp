@@ -93,6 +93,17 @@ TEST_CASE("binary ops broadcast like numpy") {
   CHECK(mentions(error_of(OpKind::add, {f32({"a"}), f32({"b"})}), "do not broadcast"));
   CHECK(mentions(error_of(OpKind::add, {f32({"a"}), f32({4})}), "do not broadcast"));
   CHECK(mentions(error_of(OpKind::mul, {f32({2}), typed(DType::i32, {2})}), "operand dtypes differ: f32 and i32"));
+  // A dtype mismatch is a dtype error, a shape mismatch a shape error.
+  auto kind_of = [](auto fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::internal;
+  };
+  CHECK(kind_of([&] { infer(OpKind::mul, {f32({2}), typed(DType::i32, {2})}); }) == ErrorKind::dtype);
+  CHECK(kind_of([&] { infer(OpKind::add, {f32({3}), f32({4})}); }) == ErrorKind::shape);
 }
 
 TEST_CASE("compare gives bool, where takes a bool condition, cast changes dtype") {

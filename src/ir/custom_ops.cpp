@@ -41,7 +41,7 @@ std::vector<ValueType> infer_custom_op(std::span<const ValueType> operands, cons
   try {
     return inference->infer(name, operands, attrs);
   } catch (const InferError& e) {
-    throw Error(ErrorKind::shape, "kiln.custom '" + name + "' at " + loc.to_string() + ": " + e.what());
+    throw Error(e.kind, "kiln.custom '" + name + "' at " + loc.to_string() + ": " + e.what());
   }
 }
 

@@ -17,7 +17,7 @@ OpParams decode_params_or_invalid(const Function& fn, const Op& op) {
   } catch (const AttrError& e) {
     return InvalidParams{e.what(), ErrorKind::spec};
   } catch (const InferError& e) {
-    return InvalidParams{e.what(), ErrorKind::shape};
+    return InvalidParams{e.what(), e.kind};
   }
 }
 

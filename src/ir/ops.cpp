@@ -60,7 +60,7 @@ std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands
   } catch (const SizeError& e) {
     throw SizeError(where + e.message());
   } catch (const InferError& e) {
-    throw Error(ErrorKind::shape, where + e.what());
+    throw Error(e.kind, where + e.what());
   } catch (const Error& e) {
     throw Error(e.kind(), where + e.message());
   }

@@ -26,8 +26,11 @@ enum class OpClass {
 };
 
 // Inference failures inside infer functions: the caller adds op name and source location.
+// Why an op's operands do not fit it; `kind` is shape unless the dtypes are what is wrong.
 struct InferError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit InferError(const std::string& message, ErrorKind kind = ErrorKind::shape)
+      : std::runtime_error(message), kind(kind) {}
+  ErrorKind kind;
 };
 
 using InferFn = std::vector<ValueType> (*)(std::span<const ValueType> operands, const OpParams& params);

@@ -16,7 +16,8 @@ ValueType tensor_of(DType dtype, Shape shape) { return ValueType{dtype, std::mov
 void require_same_dtype(infer::In in, size_t a, size_t b) {
   if (in[a].dtype != in[b].dtype)
     throw InferError(std::string("operand dtypes differ: ") + dtype_name(in[a].dtype) + " and " +
-                     dtype_name(in[b].dtype));
+                         dtype_name(in[b].dtype),
+                     ErrorKind::dtype);
 }
 
 int64_t static_size(const Dim& d, const char* what) {
@@ -89,7 +90,7 @@ Types compare(In in, const OpParams&) {
 
 Types where(In in, const OpParams&) {
   if (in[0].dtype != DType::boolean)
-    throw InferError(std::string("condition must be i1 (bool), got ") + dtype_name(in[0].dtype));
+    throw InferError(std::string("condition must be i1 (bool), got ") + dtype_name(in[0].dtype), ErrorKind::dtype);
   require_same_dtype(in, 1, 2);
   return {tensor_of(in[1].dtype, broadcast_shapes(in[0].shape, broadcast_shapes(in[1].shape, in[2].shape)))};
 }
@@ -121,7 +122,7 @@ Types argmax(In in, const OpParams& params) {
 }
 
 Types softmax(In in, const OpParams&) {
-  if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input");
+  if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input", ErrorKind::dtype);
   return {tensor_of(in[0].dtype, in[0].shape)};
 }
 
@@ -349,7 +350,7 @@ Types unsqueeze(In in, const OpParams& params) {
 Types gather(In in, const OpParams& params) {
   const int64_t axis = std::get<AxisParams>(params).axis;
   if (in[1].dtype != DType::i32 && in[1].dtype != DType::i64)
-    throw InferError(std::string("indices must be i32 or i64, got ") + dtype_name(in[1].dtype));
+    throw InferError(std::string("indices must be i32 or i64, got ") + dtype_name(in[1].dtype), ErrorKind::dtype);
   Shape out(in[0].shape.begin(), in[0].shape.begin() + axis);
   out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
   out.insert(out.end(), in[0].shape.begin() + axis + 1, in[0].shape.end());

@@ -167,7 +167,7 @@ Tensor reshape(const Tensor& x, const Shape& shape, Loc loc) {
   try {
     resolved = ir::infer::resolve_reshape(x.shape(), shape);
   } catch (const ir::InferError& e) {
-    throw Error(ErrorKind::shape, "kiln.reshape at " + trace::to_source_loc(loc).to_string() + ": " + e.what());
+    throw Error(e.kind, "kiln.reshape at " + trace::to_source_loc(loc).to_string() + ": " + e.what());
   }
   return apply1(OpKind::reshape, {x}, encode_params(ir::ShapeParams{resolved}), loc);
 }
