@@ -29,6 +29,9 @@ KILN_UNARY_FUNCTIONS(KILN_UNARY)
 // approximate: "none" (erf form) or "tanh".
 Tensor gelu(const Tensor& x, const std::string& approximate = "none", Loc loc = Loc::current());
 
+// Binary ops promote their operands as PyTorch does (dtype_promotion.hpp: an i32 and an f32 tensor
+// give f32) with a kiln.cast in the graph; div is true division (integers give f32); comparisons
+// promote, then give bool.
 #define KILN_BINARY(name) Tensor name(const Tensor& a, const Tensor& b, Loc loc = Loc::current())
 KILN_BINARY(add);
 KILN_BINARY(sub);
@@ -45,8 +48,10 @@ KILN_BINARY(gt);
 KILN_BINARY(ge);
 #undef KILN_BINARY
 
-// x ** exponent with a constant exponent.
-Tensor pow(const Tensor& x, double exponent, Loc loc = Loc::current());
+// x ** exponent with a constant exponent (an i32 tensor to the 0.5 is f32, to the 2 stays i32).
+Tensor pow(const Tensor& x, Scalar exponent, Loc loc = Loc::current());
+// A scalar operand as a 0-d constant of `dtype` (i64 integers exactly), as the operators make it.
+Tensor scalar_operand(Scalar value, DType dtype);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor cast(const Tensor& x, DType dtype, Loc loc = Loc::current());
 // min(max(x, lo), hi), as torch.clamp: NaN anywhere gives NaN, lo > hi gives hi. The bounds broadcast

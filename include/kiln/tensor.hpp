@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <kiln/error.hpp>
 #include <kiln/layout.hpp>
+#include <kiln/scalar.hpp>
 #include <memory>
 #include <source_location>
 #include <vector>
@@ -96,14 +97,16 @@ Tensor operator+(LocatedTensor a, const Tensor& b);
 Tensor operator-(LocatedTensor a, const Tensor& b);
 Tensor operator*(LocatedTensor a, const Tensor& b);
 Tensor operator/(LocatedTensor a, const Tensor& b);
-Tensor operator+(LocatedTensor a, double b);
-Tensor operator-(LocatedTensor a, double b);
-Tensor operator*(LocatedTensor a, double b);
-Tensor operator/(LocatedTensor a, double b);
-Tensor operator+(double a, LocatedTensor b);
-Tensor operator-(double a, LocatedTensor b);
-Tensor operator*(double a, LocatedTensor b);
-Tensor operator/(double a, LocatedTensor b);
+// With a scalar, PyTorch's promotion decides the dtype (dtype_promotion.hpp): an i32 tensor times
+// 0.5 is f32, an f16 tensor plus 1 stays f16. `/` is true division: integers give f32.
+Tensor operator+(LocatedTensor a, Scalar b);
+Tensor operator-(LocatedTensor a, Scalar b);
+Tensor operator*(LocatedTensor a, Scalar b);
+Tensor operator/(LocatedTensor a, Scalar b);
+Tensor operator+(Scalar a, LocatedTensor b);
+Tensor operator-(Scalar a, LocatedTensor b);
+Tensor operator*(Scalar a, LocatedTensor b);
+Tensor operator/(Scalar a, LocatedTensor b);
 Tensor operator-(LocatedTensor a);
 
 template <class T> Tensor Tensor::from_vector(const std::vector<T>& values, const std::vector<int64_t>& dims) {

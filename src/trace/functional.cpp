@@ -1,6 +1,7 @@
 #include "ir/ops.hpp"
 #include "ir/shape_inference.hpp"
 #include "trace/builder.hpp"
+#include <kiln/dtype_promotion.hpp>
 #include <kiln/functional.hpp>
 
 namespace kiln::F {
@@ -31,22 +32,45 @@ Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
   return apply1(OpKind::gelu, {x}, encode_params(ir::GeluParams{*form}), loc);
 }
 
+// x as `dtype`: itself, or a kiln.cast (an eager cast on concrete tensors).
+static Tensor cast_to(const Tensor& x, DType dtype, Loc loc) { return x.dtype() == dtype ? x : cast(x, dtype, loc); }
+
+// Both operands cast to their result type (PyTorch's promotion, dtype_promotion.hpp), so the graph
+// holds the casts and every tier computes in one dtype.
+static std::pair<Tensor, Tensor> promoted(const Tensor& a, const Tensor& b, DType dtype, Loc loc) {
+  return {cast_to(a, dtype, loc), cast_to(b, dtype, loc)};
+}
+static std::pair<Tensor, Tensor> promoted(const Tensor& a, const Tensor& b, Loc loc) {
+  return promoted(a, b, result_type({a, b}), loc);
+}
+
 #define KILN_BINARY(name, kind)                                                                                        \
-  Tensor name(const Tensor& a, const Tensor& b, Loc loc) { return apply1(OpKind::kind, {a, b}, {}, loc); }
+  Tensor name(const Tensor& a, const Tensor& b, Loc loc) {                                                             \
+    auto [x, y] = promoted(a, b, loc);                                                                                 \
+    return apply1(OpKind::kind, {x, y}, {}, loc);                                                                      \
+  }
 // clang-format off
 KILN_BINARY(add, add)
 KILN_BINARY(sub, sub)
 KILN_BINARY(mul, mul)
-KILN_BINARY(div, div)
 KILN_BINARY(pow, pow)
 KILN_BINARY(maximum, maximum)
 KILN_BINARY(minimum, minimum)
 // clang-format on
 #undef KILN_BINARY
 
+// True division, as torch.div: integer and bool operands give the default float dtype (f32).
+static DType true_division_type(DType promoted) { return dtype_is_float(promoted) ? promoted : DType::f32; }
+
+Tensor div(const Tensor& a, const Tensor& b, Loc loc) {
+  auto [x, y] = promoted(a, b, true_division_type(result_type({a, b})), loc);
+  return apply1(OpKind::div, {x, y}, {}, loc);
+}
+
 #define KILN_COMPARE(name)                                                                                             \
   Tensor name(const Tensor& a, const Tensor& b, Loc loc) {                                                             \
-    return apply1(OpKind::compare, {a, b}, encode_params(ir::CompareParams{ir::ComparePredicate::name}), loc);         \
+    auto [x, y] = promoted(a, b, loc);                                                                                 \
+    return apply1(OpKind::compare, {x, y}, encode_params(ir::CompareParams{ir::ComparePredicate::name}), loc);         \
   }
 // clang-format off
 KILN_COMPARE(eq)
@@ -64,12 +88,21 @@ Tensor scalar(double value, DType dtype, Loc loc) {
   return Tensor::full({}, value, dtype);
 }
 
-Tensor pow(const Tensor& x, double exponent, Loc loc) {
-  return apply1(OpKind::pow, {x, scalar(exponent, x.dtype())}, {}, loc);
+// A scalar operand as a 0-d constant of `dtype`, integers exactly.
+Tensor scalar_operand(Scalar value, DType dtype) {
+  if (dtype == DType::i64 && value.kind() != Scalar::Kind::floating)
+    return Tensor::from_vector<int64_t>({value.as_integer()}, {});
+  return Tensor::full({}, value.as_double(), dtype);
+}
+
+Tensor pow(const Tensor& x, Scalar exponent, Loc loc) {
+  const DType dtype = result_type({x, exponent});
+  return apply1(OpKind::pow, {cast_to(x, dtype, loc), scalar_operand(exponent, dtype)}, {}, loc);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {
-  return apply1(OpKind::where, {cond, a, b}, {}, loc);
+  auto [x, y] = promoted(a, b, loc);
+  return apply1(OpKind::where, {cond, x, y}, {}, loc);
 }
 
 Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Loc loc) {
@@ -306,14 +339,30 @@ std::vector<Tensor> custom(const std::string& name, const std::vector<Tensor>& i
 
 namespace kiln {
 
-#define KILN_OPERATOR(op, fn)                                                                                          \
+namespace {
+
+// The dtype `t op s` computes in; division's is floating.
+DType dtype_with_scalar(const Tensor& t, Scalar s, bool divides) {
+  const DType promoted = result_type({t, s});
+  return divides && !dtype_is_float(promoted) ? DType::f32 : promoted;
+}
+
+} // namespace
+
+#define KILN_OPERATOR(op, fn, divides)                                                                                 \
   Tensor operator op(LocatedTensor a, const Tensor& b) { return F::fn(a.tensor, b, a.loc); }                           \
-  Tensor operator op(LocatedTensor a, double b) { return F::fn(a.tensor, F::scalar(b, a.tensor.dtype()), a.loc); }     \
-  Tensor operator op(double a, LocatedTensor b) { return F::fn(F::scalar(a, b.tensor.dtype()), b.tensor, b.loc); }
-KILN_OPERATOR(+, add)
-KILN_OPERATOR(-, sub)
-KILN_OPERATOR(*, mul)
-KILN_OPERATOR(/, div)
+  Tensor operator op(LocatedTensor a, Scalar b) {                                                                      \
+    const DType dtype = dtype_with_scalar(a.tensor, b, divides);                                                       \
+    return F::fn(a.tensor, F::scalar_operand(b, dtype), a.loc);                                                        \
+  }                                                                                                                    \
+  Tensor operator op(Scalar a, LocatedTensor b) {                                                                      \
+    const DType dtype = dtype_with_scalar(b.tensor, a, divides);                                                       \
+    return F::fn(F::scalar_operand(a, dtype), b.tensor, b.loc);                                                        \
+  }
+KILN_OPERATOR(+, add, false)
+KILN_OPERATOR(-, sub, false)
+KILN_OPERATOR(*, mul, false)
+KILN_OPERATOR(/, div, true)
 #undef KILN_OPERATOR
 
 Tensor operator-(LocatedTensor a) { return F::neg(a.tensor, a.loc); }
