@@ -28,6 +28,7 @@ const std::pair<ir::OpKind, exec::KernelPrepare> kPrepares[] = {
     {ir::OpKind::add, prepare_binary},           {ir::OpKind::sub, prepare_binary},
     {ir::OpKind::mul, prepare_binary},           {ir::OpKind::div, prepare_binary},
     {ir::OpKind::pow, prepare_binary},           {ir::OpKind::maximum, prepare_binary},
+    {ir::OpKind::floor_divide, prepare_binary},  {ir::OpKind::remainder, prepare_binary},
     {ir::OpKind::minimum, prepare_binary},       {ir::OpKind::compare, prepare_compare},
     {ir::OpKind::where, prepare_where},          {ir::OpKind::clamp, prepare_clamp},
     {ir::OpKind::reduce_sum, prepare_reduction}, {ir::OpKind::reduce_mean, prepare_reduction},

@@ -1,9 +1,11 @@
 // PyTorch's dtype promotion: kiln's result_type against torch.result_type (tests/data), and the
 // binary ops applying it eagerly, traced (a kiln.cast in the graph) and on both tiers.
 #include "kiln_config.h"
+#include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/dtype_promotion.hpp>
 #include <kiln/kiln.hpp>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -80,10 +82,72 @@ TEST_CASE("promotion is explicit in the traced graph, and both tiers agree on it
   const Tensor y = Tensor::from_vector<float>({0, 1, 2, 3}, {4});
   const std::vector<float> want{0.5f, 2.0f, 3.5f, 1.5f};
   for (JitMode mode : {JitMode::off, JitMode::always}) {
-    auto callable = compile(fn, {.session = std::make_shared<Session>(TierPolicy{.mode = mode, .async = false}, 4)})(
-        ints, floats);
+    auto callable =
+        compile(fn, {.session = std::make_shared<Session>(TierPolicy{.mode = mode, .async = false}, 4)})(ints, floats);
     const Tensor out = callable(x, y);
     CHECK(out.dtype() == DType::f32);
     CHECK(values(out) == want);
   }
+}
+
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+#include "data/torch_floor_division.inc"
+
+template <class T, size_t N> Tensor tensor_of(const T (&values)[N]) {
+  return Tensor::from_vector<T>(std::vector<T>(values, values + N), {int64_t(N)});
+}
+
+// Bit-exact against PyTorch, NaN matching NaN and the sign of a zero counted.
+template <class T, size_t N> void check_exact(const Tensor& got, const T (&want)[N]) {
+  REQUIRE(got.numel() == int64_t(N));
+  for (size_t i = 0; i < N; ++i) {
+    CAPTURE(i);
+    const T g = got.data<T>()[i];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(want[i])) {
+        CHECK(std::isnan(g));
+        continue;
+      }
+      CHECK(std::signbit(g) == std::signbit(want[i]));
+    }
+    CHECK(g == want[i]);
+  }
+}
+
+} // namespace
+
+TEST_CASE("floor_divide and remainder round as PyTorch does, eagerly and on both tiers") {
+  const Tensor a = tensor_of(kFloatA), b = tensor_of(kFloatB), ia = tensor_of(kIntA), ib = tensor_of(kIntB);
+  check_exact(F::floor_divide(a, b), kFloatFloorDivide);
+  check_exact(F::remainder(a, b), kFloatRemainder);
+  check_exact(F::floor_divide(ia, ib), kIntFloorDivide);
+  check_exact(F::remainder(ia, ib), kIntRemainder);
+  for (JitMode mode : {JitMode::off, JitMode::always}) {
+    auto session = std::make_shared<Session>(TierPolicy{.mode = mode, .async = false}, 8);
+    auto both = [](const Tensor& x, const Tensor& y) {
+      return std::vector<Tensor>{F::floor_divide(x, y), F::remainder(x, y)};
+    };
+    auto on_floats = compile(both, {.session = session})(a.layout(), b.layout());
+    auto on_ints = compile(both, {.session = session})(ia.layout(), ib.layout());
+    check_exact(on_floats(a, b).at(0), kFloatFloorDivide);
+    check_exact(on_floats(a, b).at(1), kFloatRemainder);
+    check_exact(on_ints(ia, ib).at(0), kIntFloorDivide);
+    check_exact(on_ints(ia, ib).at(1), kIntRemainder);
+    // In a graph an integer division by zero gives 0 (a kernel cannot stop halfway).
+    const Tensor zero = Tensor::from_vector<int32_t>({0, 2}, {2}), seven = Tensor::from_vector<int32_t>({7, 7}, {2});
+    auto small = compile(both, {.session = session})(seven.layout(), zero.layout());
+    CHECK(small(seven, zero).at(0).data<int32_t>()[0] == 0);
+    CHECK(small(seven, zero).at(1).data<int32_t>()[1] == 1);
+  }
+  // Eagerly it is an error naming the op, as in PyTorch.
+  CHECK_THROWS_WITH_AS(
+      F::remainder(Tensor::from_vector<int32_t>({7, 7}, {2}), Tensor::from_vector<int32_t>({1, 0}, {2})),
+      doctest::Contains("kiln.remainder at test_dtype_promotion.cpp"), Error);
+  CHECK_THROWS_WITH_AS(F::floor_divide(Tensor::from_vector<int32_t>({7}, {1}), Tensor::from_vector<int32_t>({0}, {1})),
+                       doctest::Contains("integer division by zero (element 0 of the divisor)"), Error);
+  // Promotion applies: an i32 floor-divided by an f32 is f32.
+  CHECK(F::floor_divide(ia, Tensor::full({1}, 2.5)).dtype() == DType::f32);
 }

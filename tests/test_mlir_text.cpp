@@ -165,8 +165,8 @@ void add_elementwise_ops(FunctionBuilder& b, ValueId x, ValueId y) {
                       OpKind::sigmoid, OpKind::relu, OpKind::silu, OpKind::erf, OpKind::sin, OpKind::cos})
     chain = b.op(kind, {chain});
   b.op(OpKind::gelu, {chain}, {{"approximate", Attr::of_string("tanh")}});
-  for (OpKind kind :
-       {OpKind::add, OpKind::sub, OpKind::mul, OpKind::div, OpKind::pow, OpKind::maximum, OpKind::minimum})
+  for (OpKind kind : {OpKind::add, OpKind::sub, OpKind::mul, OpKind::div, OpKind::pow, OpKind::maximum, OpKind::minimum,
+                      OpKind::floor_divide, OpKind::remainder})
     b.op(kind, {x, y});
   ValueId less = b.op(OpKind::compare, {x, y}, {{"predicate", Attr::of_string("lt")}});
   b.op(OpKind::where, {less, x, y});

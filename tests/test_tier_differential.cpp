@@ -151,6 +151,8 @@ void check_op(OpKind kind) {
   case OpKind::pow: return check_binary(name, [](T a, T b) { return F::pow(a, b); });
   case OpKind::maximum: return check_binary(name, [](T a, T b) { return F::maximum(a, b); });
   case OpKind::minimum: return check_binary(name, [](T a, T b) { return F::minimum(a, b); });
+  case OpKind::floor_divide: return check_binary(name, [](T a, T b) { return F::floor_divide(a, b); });
+  case OpKind::remainder: return check_binary(name, [](T a, T b) { return F::remainder(a, b); });
   case OpKind::compare:
     check_binary(name + " lt", [](T a, T b) { return F::lt(a, b); });
     return check_binary(name + " eq", [](T a, T b) { return F::eq(a, b); });

@@ -40,6 +40,10 @@ KILN_BINARY(div);
 KILN_BINARY(pow);
 KILN_BINARY(maximum);
 KILN_BINARY(minimum);
+// torch.floor_divide and torch.remainder: rounding toward -inf, the remainder taking the divisor's
+// sign. Integer division by zero is a kiln::Error(numeric) in eager mode; in a graph it gives 0.
+KILN_BINARY(floor_divide);
+KILN_BINARY(remainder);
 KILN_BINARY(eq);
 KILN_BINARY(ne);
 KILN_BINARY(lt);

@@ -7,6 +7,7 @@
 #include <kiln/debug.hpp>
 #include <kiln/device.hpp>
 #include <kiln/dtype.hpp>
+#include <kiln/dtype_promotion.hpp>
 #include <kiln/error.hpp>
 #include <kiln/extension.hpp>
 #include <kiln/functional.hpp>

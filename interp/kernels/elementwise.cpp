@@ -82,6 +82,38 @@ template <class T> T divide(T a, T b) {
   return a / b;
 }
 
+// torch's floor division: floats as its div_floor (exact for representable quotients, the sign of
+// a zero kept), integers rounded toward -inf; an integer x // 0 gives 0, like divide.
+template <class T> T floor_divide(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return T(0);
+    const T q = divide(a, b);
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
+  } else {
+    if (b == T(0)) return a / b;
+    const T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+    if (div == T(0)) return std::copysign(T(0), a / b);
+    T floored = std::floor(div);
+    if (div - floored > T(0.5)) floored += T(1);
+    return floored;
+  }
+}
+
+// torch.remainder: the sign of the divisor; an integer x % 0 gives 0.
+template <class T> T remainder(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0 || b == T(-1)) return T(0);
+    const T r = T(a % b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+  } else {
+    T r = std::fmod(a, b);
+    if (r != T(0) && ((b < T(0)) != (r < T(0)))) r += b;
+    return r;
+  }
+}
+
 template <class T> T absolute(T x) {
   if constexpr (std::is_integral_v<T>)
     return x < 0 ? wrapping_neg(x) : x;
@@ -230,6 +262,12 @@ void maximum(const KernelArgs& args) {
 }
 void minimum(const KernelArgs& args) {
   binary<ArithmeticDTypes>(args, [](auto a, auto b) { return nan_min(a, b); });
+}
+void floor_divide(const KernelArgs& args) {
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return floor_divide(a, b); });
+}
+void remainder(const KernelArgs& args) {
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return remainder(a, b); });
 }
 
 void compare(const KernelArgs& args) {

@@ -141,6 +141,8 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::sin:
   case OpKind::cos:
   case OpKind::pow: return math_emitter_for<Vmm>(node);
+  case OpKind::floor_divide: // rare in hot loops: the interpreter's kernel runs them
+  case OpKind::remainder:
   case OpKind::reduce_sum:
   case OpKind::reduce_mean:
   case OpKind::reduce_max:

@@ -59,6 +59,28 @@ KILN_BINARY(minimum, minimum)
 // clang-format on
 #undef KILN_BINARY
 
+// Eager integer division by zero is an error, as in PyTorch; a graph cannot stop mid-kernel, so
+// there it gives 0 (documented in op_table.def).
+static void refuse_integer_division_by_zero(const Tensor& divisor, const char* op, Loc loc) {
+  if (!divisor.is_concrete() || dtype_is_float(divisor.dtype())) return;
+  const Tensor wide = divisor.cast(DType::i64);
+  for (int64_t i = 0; i < wide.numel(); ++i)
+    if (wide.data<int64_t>()[i] == 0)
+      throw Error(ErrorKind::numeric, std::string("kiln.") + op + " at " + trace::to_source_loc(loc).to_string() +
+                                          ": integer division by zero (element " + std::to_string(i) +
+                                          " of the divisor)");
+}
+
+#define KILN_FLOOR_DIVISION(name)                                                                                      \
+  Tensor name(const Tensor& a, const Tensor& b, Loc loc) {                                                             \
+    auto [x, y] = promoted(a, b, loc);                                                                                 \
+    if (x.is_concrete()) refuse_integer_division_by_zero(y, #name, loc);                                               \
+    return apply1(OpKind::name, {x, y}, {}, loc);                                                                      \
+  }
+KILN_FLOOR_DIVISION(floor_divide)
+KILN_FLOOR_DIVISION(remainder)
+#undef KILN_FLOOR_DIVISION
+
 // True division, as torch.div: integer and bool operands give the default float dtype (f32).
 static DType true_division_type(DType promoted) { return dtype_is_float(promoted) ? promoted : DType::f32; }
 
