@@ -1590,3 +1590,19 @@ TEST_CASE("kernels refuse preallocated results whose dims do not fit the operand
   CHECK_THROWS_WITH_AS(run(OpKind::concat, {{"axis", Attr::of_int(0)}}, {x.view(), y.view()}, {joined.view()}),
                        doctest::Contains("[3, 5] and [6, 7] differ outside axis 0"), Error);
 }
+
+TEST_CASE("floor, ceil, round and sign keep integers whole; the activations refuse them") {
+  Buffer<int32_t> x = make<int32_t>({4}, {-7, 0, 3, INT32_MIN}), y = empty<int32_t>({4});
+  for (OpKind kind : {OpKind::floor, OpKind::ceil, OpKind::round}) {
+    run(kind, {}, {x.view()}, {y.view()});
+    CHECK(y.values == x.values);
+  }
+  run(OpKind::sign, {}, {x.view()}, {y.view()});
+  CHECK(y.values == std::vector<int32_t>{-1, 0, 1, -1});
+  for (OpKind kind : {OpKind::hardswish, OpKind::log1p, OpKind::expm1})
+    CHECK_THROWS_AS(run(kind, {}, {x.view()}, {y.view()}), Error);
+  // f16 rounds in f32 and back: 2.5 -> 2 (halves to even), -1.5 -> -2.
+  Buffer<uint16_t> xh = make<uint16_t>({2}, {0x4100, 0xbe00}, DType::f16), yh = empty<uint16_t>({2}, DType::f16);
+  run(OpKind::round, {}, {xh.view()}, {yh.view()});
+  CHECK(yh.values == std::vector<uint16_t>{0x4000, 0xc000});
+}

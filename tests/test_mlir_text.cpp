@@ -173,6 +173,12 @@ void add_elementwise_ops(FunctionBuilder& b, ValueId x, ValueId y) {
   b.op(OpKind::cast, {x}, {{"dtype", Attr::of_dtype(DType::bf16)}});
   b.op(OpKind::clamp, {x, y, x});
   b.op(OpKind::hardsigmoid, {x});
+  for (OpKind kind :
+       {OpKind::floor, OpKind::ceil, OpKind::round, OpKind::sign, OpKind::hardswish, OpKind::log1p, OpKind::expm1})
+    b.op(kind, {x});
+  b.op(OpKind::leaky_relu, {x}, {{"negative_slope", Attr::of_float(0.2)}});
+  b.op(OpKind::elu, {x}, {{"alpha", Attr::of_float(0.5)}});
+  b.op(OpKind::softplus, {x}, {{"beta", Attr::of_float(2.0)}, {"threshold", Attr::of_float(10.0)}});
 }
 
 void add_reduction_ops(FunctionBuilder& b, ValueId x) {
@@ -807,4 +813,17 @@ TEST_CASE("an op missing a required attribute is a parse error at the op and a v
   Module m;
   m.functions = {fn};
   CHECK_THROWS_WITH_AS(verify_module(m), doctest::Contains("missing attribute 'value' (f64)"), Error);
+}
+
+TEST_CASE("leaky_relu, elu and softplus parameters default when left out and must be in their domain") {
+  const std::string t2 = kT2;
+  Module m = parse_module(in_function("    %0 = \"kiln.softplus\"(%arg0) {beta = 2.0 : f64} : (" + t2 + ") -> " + t2 +
+                                      "\n    %1 = \"kiln.leaky_relu\"(%0) : (" + t2 + ") -> " + t2 + "\n"));
+  REQUIRE(m.entry().ops.size() == 2);
+  CHECK(params_of<SoftplusParams>(m.entry().ops[0]) == SoftplusParams{2.0, 20.0});
+  CHECK(params_of<LeakyReluParams>(m.entry().ops[1]).negative_slope == 0.01);
+  check_parse_error(in_function("    %0 = ^\"kiln.softplus\"(%arg0) {beta = 0.0 : f64} : (" + t2 + ") -> " + t2 + "\n"),
+                    "kiln.softplus with softplus beta must not be 0, expected the attributes kiln.softplus requires");
+  check_parse_error(in_function("    %0 = ^\"kiln.elu\"(%arg0) {alpha = \"one\"} : (" + t2 + ") -> " + t2 + "\n"),
+                    "kiln.elu with attribute 'alpha' must be f64, expected the attributes kiln.elu requires");
 }

@@ -144,6 +144,22 @@ void check_op(OpKind kind) {
   case OpKind::sin: return check_unary(kind, name, [](T x) { return F::sin(x); });
   case OpKind::cos: return check_unary(kind, name, [](T x) { return F::cos(x); });
   case OpKind::hardsigmoid: return check_unary(kind, name, [](T x) { return F::hardsigmoid(x); });
+  case OpKind::floor: return check_unary(kind, name, [](T x) { return F::floor(x); });
+  case OpKind::ceil: return check_unary(kind, name, [](T x) { return F::ceil(x); });
+  case OpKind::round: return check_unary(kind, name, [](T x) { return F::round(x); });
+  case OpKind::sign: return check_unary(kind, name, [](T x) { return F::sign(x); });
+  case OpKind::hardswish: return check_unary(kind, name, [](T x) { return F::hardswish(x); });
+  case OpKind::leaky_relu:
+    check_unary(kind, name, [](T x) { return F::leaky_relu(x); });
+    return check_unary(kind, name + " 0.2", [](T x) { return F::leaky_relu(x, 0.2); });
+  case OpKind::elu:
+    check_unary(kind, name, [](T x) { return F::elu(x); });
+    return check_unary(kind, name + " 0.5", [](T x) { return F::elu(x, 0.5); });
+  case OpKind::softplus:
+    check_unary(kind, name, [](T x) { return F::softplus(x); });
+    return check_unary(kind, name + " beta 2", [](T x) { return F::softplus(x, 2.0, 10.0); });
+  case OpKind::log1p: return check_unary(kind, name, [](T x) { return F::log1p(x); });
+  case OpKind::expm1: return check_unary(kind, name, [](T x) { return F::expm1(x); });
   case OpKind::add: return check_binary(name, [](T a, T b) { return F::add(a, b); });
   case OpKind::sub: return check_binary(name, [](T a, T b) { return F::sub(a, b); });
   case OpKind::mul: return check_binary(name, [](T a, T b) { return F::mul(a, b); });

@@ -20,7 +20,8 @@ using Loc = std::source_location;
 // them from the same list.
 // clang-format off
 #define KILN_UNARY_FUNCTIONS(X) \
-  X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(silu) X(erf) X(sin) X(cos) X(hardsigmoid)
+  X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(silu) X(erf) X(sin) X(cos) X(hardsigmoid) \
+  X(floor) X(ceil) X(round) X(sign) X(hardswish) X(log1p) X(expm1)
 // clang-format on
 #define KILN_UNARY(name) Tensor name(const Tensor& x, Loc loc = Loc::current());
 KILN_UNARY_FUNCTIONS(KILN_UNARY)
@@ -28,6 +29,11 @@ KILN_UNARY_FUNCTIONS(KILN_UNARY)
 
 // approximate: "none" (erf form) or "tanh".
 Tensor gelu(const Tensor& x, const std::string& approximate = "none", Loc loc = Loc::current());
+
+// torch.nn.functional's leaky_relu, elu and softplus; the parameters must be finite, beta not 0.
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01, Loc loc = Loc::current());
+Tensor elu(const Tensor& x, double alpha = 1.0, Loc loc = Loc::current());
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0, Loc loc = Loc::current());
 
 // Binary ops promote their operands as PyTorch does (dtype_promotion.hpp: an i32 and an f32 tensor
 // give f32) with a kiln.cast in the graph; div is true division (integers give f32); comparisons

@@ -121,6 +121,14 @@ template <class T> T absolute(T x) {
     return std::abs(x);
 }
 
+// fn(x) for floats; an integer is returned as it is.
+template <class T, class Fn> T whole(T x, Fn fn) {
+  if constexpr (std::is_integral_v<T>)
+    return x;
+  else
+    return fn(x);
+}
+
 template <class T> T exp_of(T x) {
   if constexpr (std::is_same_v<T, float>)
     return vector_math::exp(x);
@@ -201,6 +209,62 @@ void hardsigmoid(const KernelArgs& args) {
     t = t > T(6) ? T(6) : t;
     return t / T(6);
   });
+}
+// Integers are already whole, as in torch.
+void floor(const KernelArgs& args) {
+  unary<ArithmeticDTypes>(args, [](auto x) { return whole(x, [](auto v) { return std::floor(v); }); });
+}
+void ceil(const KernelArgs& args) {
+  unary<ArithmeticDTypes>(args, [](auto x) { return whole(x, [](auto v) { return std::ceil(v); }); });
+}
+void round(const KernelArgs& args) {
+  // nearbyint in the default rounding mode: halves to even, like torch.round.
+  unary<ArithmeticDTypes>(args, [](auto x) { return whole(x, [](auto v) { return std::nearbyint(v); }); });
+}
+void sign(const KernelArgs& args) {
+  // torch's formula: both comparisons are false for NaN and for -0, which give +0.
+  unary<ArithmeticDTypes>(args, [](auto x) {
+    using T = decltype(x);
+    return T(int(T(0) < x) - int(x < T(0)));
+  });
+}
+void hardswish(const KernelArgs& args) {
+  // hardsigmoid's steps, then torch's x * t / 6.
+  unary<FloatDTypes>(args, [](auto x) {
+    using T = decltype(x);
+    T t = x + T(3);
+    t = t < T(0) ? T(0) : t;
+    t = t > T(6) ? T(6) : t;
+    return x * t / T(6);
+  });
+}
+void leaky_relu(const KernelArgs& args) {
+  const double slope = ir::params_of<ir::LeakyReluParams>(args.op).negative_slope;
+  unary<FloatDTypes>(args, [slope](auto x) {
+    using T = decltype(x);
+    return x > T(0) ? x : x * T(slope);
+  });
+}
+void elu(const KernelArgs& args) {
+  const double alpha = ir::params_of<ir::EluParams>(args.op).alpha;
+  unary<FloatDTypes>(args, [alpha](auto x) {
+    using T = decltype(x);
+    return x > T(0) ? x : T(alpha) * std::expm1(x);
+  });
+}
+void softplus(const KernelArgs& args) {
+  const ir::SoftplusParams p = ir::params_of<ir::SoftplusParams>(args.op);
+  unary<FloatDTypes>(args, [p](auto x) {
+    using T = decltype(x);
+    const T z = x * T(p.beta);
+    return z > T(p.threshold) ? x : std::log1p(exp_of(z)) / T(p.beta);
+  });
+}
+void log1p(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::log1p(x); });
+}
+void expm1(const KernelArgs& args) {
+  unary<FloatDTypes>(args, [](auto x) { return std::expm1(x); });
 }
 void exp(const KernelArgs& args) {
   unary_math<FloatDTypes>(args, vector_math::MapF32::exp, [](auto x) { return exp_of(x); });

@@ -173,7 +173,17 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::arange:
   case OpKind::buffer_store:
   case OpKind::call:
-  case OpKind::custom: break;
+  case OpKind::custom:
+  case OpKind::floor:
+  case OpKind::ceil:
+  case OpKind::round:
+  case OpKind::sign:
+  case OpKind::hardswish:
+  case OpKind::leaky_relu:
+  case OpKind::elu:
+  case OpKind::softplus:
+  case OpKind::log1p:
+  case OpKind::expm1: break;
   }
   if (why_not) *why_not = "no emitter for kiln." + std::string(ir::op_info(node.kind).name);
   return std::nullopt;

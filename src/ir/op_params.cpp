@@ -1,5 +1,6 @@
 #include "ir/op_params.hpp"
 #include "ir/ops.hpp"
+#include <cmath>
 #include <iterator>
 
 namespace kiln::ir {
@@ -62,6 +63,13 @@ std::vector<int64_t> indices_of(const std::vector<bool>& marked) {
   return indices;
 }
 
+// An optional f64 attribute that must be finite when given.
+double finite(const Attrs& attrs, const std::string& name, double fallback) {
+  const double value = optional<double>(attrs, name, "f64", fallback);
+  if (!std::isfinite(value)) throw AttrError("attribute '" + name + "' must be finite");
+  return value;
+}
+
 PoolParams decode_pool(const Attrs& attrs) {
   return {get_pair(attrs, "kernel"), get_pair(attrs, "stride"), get_pair(attrs, "padding")};
 }
@@ -88,6 +96,13 @@ OpParams gelu(const Attrs& attrs, Types) {
   const std::string& name = get_string(attrs, "approximate");
   if (std::optional<GeluForm> form = gelu_form_from_name(name)) return GeluParams{*form};
   throw AttrError("gelu approximate must be \"none\" or \"tanh\", got \"" + name + "\"");
+}
+OpParams leaky_relu(const Attrs& attrs, Types) { return LeakyReluParams{finite(attrs, "negative_slope", 0.01)}; }
+OpParams elu(const Attrs& attrs, Types) { return EluParams{finite(attrs, "alpha", 1.0)}; }
+OpParams softplus(const Attrs& attrs, Types) {
+  const SoftplusParams params{finite(attrs, "beta", 1.0), finite(attrs, "threshold", 20.0)};
+  if (params.beta == 0.0) throw AttrError("softplus beta must not be 0");
+  return params;
 }
 OpParams compare(const Attrs& attrs, Types) {
   const std::string& name = get_string(attrs, "predicate");
@@ -183,6 +198,11 @@ struct Encoder {
   Attrs operator()(const NoParams&) const { return {}; }
   Attrs operator()(const GeluParams& p) const {
     return {{"approximate", Attr::of_string(p.form == GeluForm::tanh ? "tanh" : "none")}};
+  }
+  Attrs operator()(const LeakyReluParams& p) const { return {{"negative_slope", Attr::of_float(p.negative_slope)}}; }
+  Attrs operator()(const EluParams& p) const { return {{"alpha", Attr::of_float(p.alpha)}}; }
+  Attrs operator()(const SoftplusParams& p) const {
+    return {{"beta", Attr::of_float(p.beta)}, {"threshold", Attr::of_float(p.threshold)}};
   }
   Attrs operator()(const CompareParams& p) const {
     return {{"predicate", Attr::of_string(kPredicateNames[size_t(p.predicate)])}};

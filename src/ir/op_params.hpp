@@ -30,6 +30,22 @@ struct GeluParams {
   friend bool operator==(const GeluParams&, const GeluParams&) = default;
 };
 
+struct LeakyReluParams {
+  double negative_slope = 0.01;
+  friend bool operator==(const LeakyReluParams&, const LeakyReluParams&) = default;
+};
+
+struct EluParams {
+  double alpha = 1.0;
+  friend bool operator==(const EluParams&, const EluParams&) = default;
+};
+
+// softplus: x where x * beta > threshold, else log1p(exp(x * beta)) / beta; beta != 0.
+struct SoftplusParams {
+  double beta = 1.0, threshold = 20.0;
+  friend bool operator==(const SoftplusParams&, const SoftplusParams&) = default;
+};
+
 enum class ComparePredicate : uint8_t { eq, ne, lt, le, gt, ge };
 struct CompareParams {
   ComparePredicate predicate = ComparePredicate::eq;
@@ -167,10 +183,11 @@ struct InvalidParams {
   friend bool operator==(const InvalidParams&, const InvalidParams&) = default;
 };
 
-using OpParams = std::variant<NoParams, GeluParams, CompareParams, CastParams, ReduceParams, ArgmaxParams, AxisParams,
-                              NormParams, BatchNormParams, ConvParams, PoolParams, AvgPoolParams, ShapeParams,
-                              TransposeParams, SplitParams, SliceParams, AxesParams, PadParams, ConstantParams,
-                              ExternalParams, FullParams, ArangeParams, CallParams, CustomParams, InvalidParams>;
+using OpParams =
+    std::variant<NoParams, GeluParams, LeakyReluParams, EluParams, SoftplusParams, CompareParams, CastParams,
+                 ReduceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams, ConvParams, PoolParams,
+                 AvgPoolParams, ShapeParams, TransposeParams, SplitParams, SliceParams, AxesParams, PadParams,
+                 ConstantParams, ExternalParams, FullParams, ArangeParams, CallParams, CustomParams, InvalidParams>;
 
 // A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
 // range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
@@ -195,6 +212,9 @@ namespace decode {
 #define KILN_DECODER(name) OpParams name(const Attrs& attrs, std::span<const ValueType> operand_types);
 KILN_DECODER(none)
 KILN_DECODER(gelu)
+KILN_DECODER(leaky_relu)
+KILN_DECODER(elu)
+KILN_DECODER(softplus)
 KILN_DECODER(compare)
 KILN_DECODER(cast)
 KILN_DECODER(reduce)

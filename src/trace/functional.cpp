@@ -32,6 +32,16 @@ Tensor gelu(const Tensor& x, const std::string& approximate, Loc loc) {
   return apply1(OpKind::gelu, {x}, encode_params(ir::GeluParams{*form}), loc);
 }
 
+Tensor leaky_relu(const Tensor& x, double negative_slope, Loc loc) {
+  return apply1(OpKind::leaky_relu, {x}, encode_params(ir::LeakyReluParams{negative_slope}), loc);
+}
+Tensor elu(const Tensor& x, double alpha, Loc loc) {
+  return apply1(OpKind::elu, {x}, encode_params(ir::EluParams{alpha}), loc);
+}
+Tensor softplus(const Tensor& x, double beta, double threshold, Loc loc) {
+  return apply1(OpKind::softplus, {x}, encode_params(ir::SoftplusParams{beta, threshold}), loc);
+}
+
 // x as `dtype`: itself, or a kiln.cast (an eager cast on concrete tensors).
 static Tensor cast_to(const Tensor& x, DType dtype, Loc loc) { return x.dtype() == dtype ? x : cast(x, dtype, loc); }
 
