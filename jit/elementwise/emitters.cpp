@@ -49,15 +49,45 @@ template <class Vmm> void emit_relu(Asm<Vmm>& a, const Ops<Vmm>& o) {
   a.vxorps(o.dst, o.dst, o.dst);
   a.vmaxps(o.dst, o.dst, o.args[0]);
 }
-// min(max(x + 3, 0), 6) / 6, each of max and min with the running value second so that NaN stays.
-template <class Vmm> void emit_hardsigmoid(Asm<Vmm>& a, const Ops<Vmm>& o) {
-  const Vmm& t = o.temps[0];
-  a.vaddps(t, o.args[0], a.f32(3.0f));
-  a.vxorps(o.dst, o.dst, o.dst);
-  a.vmaxps(o.dst, o.dst, t);
+// dst = min(max(x + 3, 0), 6), each of max and min with the running value second so that NaN stays.
+template <class Vmm> void relu6_of_x_plus_3(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const Vmm& t) {
+  a.vaddps(t, x, a.f32(3.0f));
+  a.vxorps(dst, dst, dst);
+  a.vmaxps(dst, dst, t);
   a.vmovups(t, a.f32(6.0f));
-  a.vminps(o.dst, t, o.dst);
+  a.vminps(dst, t, dst);
+}
+template <class Vmm> void emit_hardsigmoid(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  relu6_of_x_plus_3(a, o.dst, o.args[0], o.temps[0]);
   a.vdivps(o.dst, o.dst, a.f32(6.0f));
+}
+// torch's x * t / 6: -inf * 0 gives NaN there too.
+template <class Vmm> void emit_hardswish(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  relu6_of_x_plus_3(a, o.dst, o.args[0], o.temps[0]);
+  a.vmulps(o.dst, o.dst, o.args[0]);
+  a.vdivps(o.dst, o.dst, a.f32(6.0f));
+}
+// x > 0 ? x : x * slope; the comparison is false for NaN, and NaN * slope is NaN.
+template <class Vmm> void emit_leaky_relu(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  const float slope = float(std::get<ir::LeakyReluParams>(o.node.params).negative_slope);
+  a.vmulps(o.dst, o.args[0], a.f32(slope));
+  a.compare(o.masks[0], o.args[0], a.f32(0.0f), kCmpGt);
+  a.select(o.dst, o.masks[0], o.args[0], o.dst);
+}
+template <class Vmm> void emit_floor(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.round_to_integral(o.dst, o.args[0], kRoundDown);
+}
+template <class Vmm> void emit_ceil(Asm<Vmm>& a, const Ops<Vmm>& o) { a.round_to_integral(o.dst, o.args[0], kRoundUp); }
+template <class Vmm> void emit_round(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.round_to_integral(o.dst, o.args[0], kRoundNearest);
+}
+// (0 < x) - (x < 0) as torch: both comparisons are false for NaN and -0, which give +0.
+template <class Vmm> void emit_sign(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  a.vxorps(o.dst, o.dst, o.dst);
+  a.compare(o.masks[0], o.args[0], a.f32(0.0f), kCmpGt);
+  a.select(o.dst, o.masks[0], a.f32(1.0f), o.dst);
+  a.compare(o.masks[0], o.args[0], a.f32(0.0f), kCmpLt);
+  a.select(o.dst, o.masks[0], a.f32(-1.0f), o.dst);
 }
 template <class Vmm> void emit_sqrt(Asm<Vmm>& a, const Ops<Vmm>& o) { a.vsqrtps(o.dst, o.args[0]); }
 // sqrt then divide (two correctly rounded steps) rather than vrsqrt's 12-14 bit estimate.
@@ -125,6 +155,12 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::abs: return simple<Vmm>(emit_abs<Vmm>);
   case OpKind::relu: return simple<Vmm>(emit_relu<Vmm>);
   case OpKind::hardsigmoid: return simple<Vmm>(emit_hardsigmoid<Vmm>, 1);
+  case OpKind::hardswish: return simple<Vmm>(emit_hardswish<Vmm>, 1);
+  case OpKind::leaky_relu: return simple<Vmm>(emit_leaky_relu<Vmm>, 0, 1);
+  case OpKind::floor: return simple<Vmm>(emit_floor<Vmm>);
+  case OpKind::ceil: return simple<Vmm>(emit_ceil<Vmm>);
+  case OpKind::round: return simple<Vmm>(emit_round<Vmm>);
+  case OpKind::sign: return simple<Vmm>(emit_sign<Vmm>, 0, 1);
   case OpKind::sqrt: return simple<Vmm>(emit_sqrt<Vmm>);
   case OpKind::rsqrt: return simple<Vmm>(emit_rsqrt<Vmm>, 1);
   case OpKind::compare: return simple<Vmm>(emit_compare<Vmm>, 0, 1);
@@ -140,6 +176,10 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::erf:
   case OpKind::sin:
   case OpKind::cos:
+  case OpKind::elu:
+  case OpKind::softplus:
+  case OpKind::log1p:
+  case OpKind::expm1:
   case OpKind::pow: return math_emitter_for<Vmm>(node);
   case OpKind::floor_divide: // rare in hot loops: the interpreter's kernel runs them
   case OpKind::remainder:
@@ -173,17 +213,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::arange:
   case OpKind::buffer_store:
   case OpKind::call:
-  case OpKind::custom:
-  case OpKind::floor:
-  case OpKind::ceil:
-  case OpKind::round:
-  case OpKind::sign:
-  case OpKind::hardswish:
-  case OpKind::leaky_relu:
-  case OpKind::elu:
-  case OpKind::softplus:
-  case OpKind::log1p:
-  case OpKind::expm1: break;
+  case OpKind::custom: break;
   }
   if (why_not) *why_not = "no emitter for kiln." + std::string(ir::op_info(node.kind).name);
   return std::nullopt;

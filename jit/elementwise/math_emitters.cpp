@@ -26,25 +26,49 @@ template <class Vmm, size_t N> void horner(Asm<Vmm>& a, const Vmm& acc, const Vm
     a.vfmadd213ps(acc, x, a.f32(c[i]));
 }
 
+// x + lo = n ln2 + r with |r| <= ln2/2 (r in r), and t = 1 + r Q(r), so that exp(r) = 1 + r t and
+// expm1(r) = r t. x is clamped to [min_x, 89] first (min/max operand order keeps NaN). r, x, lo,
+// n, t distinct; x and lo are only read.
+template <class Vmm>
+void exp_reduce(Asm<Vmm>& a, const Vmm& r, const Vmm& x, const std::type_identity_t<Vmm>* lo, const Vmm& n,
+                const Vmm& t, float min_x) {
+  a.vmovups(r, a.f32(min_x));
+  a.vmaxps(r, r, x);
+  a.vmovups(n, a.f32(89.0f));
+  a.vminps(r, n, r);
+  a.vmulps(n, r, a.f32(coeffs::kLog2e));
+  a.round_to_integral(n, n, kRoundNearest);
+  a.vfnmadd231ps(r, n, a.f32(coeffs::kLn2Hi));
+  a.vfnmadd231ps(r, n, a.f32(coeffs::kLn2Lo));
+  if (lo) a.vaddps(r, r, *lo);
+  horner(a, t, r, coeffs::kExpQ);
+  a.vfmadd213ps(t, r, a.f32(1.0f));
+}
+
 // exp(x + lo) = dst * 2^n, split so that callers can multiply before the final scaling (a result
 // that ends subnormal is then rounded once). lo: a small correction, or null. dst, x, lo, n, t
-// distinct; x and lo are only read. x = n ln2 + r with |r| <= ln2/2 and exp(r) by polynomial.
-// Clamping x to [-104, 89] keeps n where scale_by_pow2 works; min/max operand order keeps NaN.
+// distinct; x and lo are only read. Clamping x to [-104, 89] keeps n where scale_by_pow2 works.
 template <class Vmm>
 void exp_parts(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const std::type_identity_t<Vmm>* lo, const Vmm& n,
                const Vmm& t) {
-  a.vmovups(dst, a.f32(-104.0f));
-  a.vmaxps(dst, dst, x);
-  a.vmovups(n, a.f32(89.0f));
-  a.vminps(dst, n, dst);
-  a.vmulps(n, dst, a.f32(coeffs::kLog2e));
-  a.round_nearest(n, n);
-  a.vfnmadd231ps(dst, n, a.f32(coeffs::kLn2Hi));
-  a.vfnmadd231ps(dst, n, a.f32(coeffs::kLn2Lo));
-  if (lo) a.vaddps(dst, dst, *lo);
-  horner(a, t, dst, coeffs::kExpQ);
-  a.vfmadd213ps(t, dst, a.f32(1.0f));
+  exp_reduce(a, dst, x, lo, n, t, -104.0f);
   a.vfmadd213ps(dst, t, a.f32(1.0f));
+}
+
+// dst = expm1(x) = 2^n (expm1(r) + 1 - 2^-n), the sum rounded once and the scaling exact: no
+// cancellation near 0, where n = 0 and the sum is expm1(r) - 0 (which keeps -0). Below -18 the
+// result is -1 in f32; clamping there keeps -n in scale_by_pow2's range. n, t, s, w scratch.
+template <class Vmm>
+void expm1_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const Vmm& n, const Vmm& t, const Vmm& s, const Vmm& w) {
+  exp_reduce(a, dst, x, nullptr, n, t, -18.0f);
+  a.vmulps(t, t, dst);
+  a.vxorps(dst, n, a.bits(kSignBit));
+  a.vmovups(s, a.f32(1.0f));
+  a.scale_by_pow2(s, dst, w);
+  a.vsubps(s, s, a.f32(1.0f));
+  a.vsubps(t, t, s);
+  a.scale_by_pow2(t, n, w);
+  a.vmovaps(dst, t);
 }
 
 // dst = exp(x + lo) * 2^extra_exponent (extra_exponent keeps tiny results normal for callers that
@@ -95,6 +119,23 @@ void log_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const Vmm& t1, const Vm
   a.select(dst, m, a.f32(kInf), dst);
 }
 
+// dst = log1p(x) as log(u) x / (u - 1) with u = 1 + x rounded (Goldberg): the quotient corrects
+// the rounding of u to first order. u = 1 gives x itself (tiny x, -0), x = inf gives inf. x is only
+// read; t0..t2 scratch.
+template <class Vmm>
+void log1p_core(Asm<Vmm>& a, const Vmm& dst, const Vmm& x, const Vmm& t0, const Vmm& t1, const Vmm& t2,
+                const typename IsaTraits<Vmm>::Mask& m) {
+  a.vaddps(t0, x, a.f32(1.0f));
+  log_core(a, dst, t0, t1, t2, m);
+  a.vsubps(t0, t0, a.f32(1.0f));
+  a.vdivps(t1, x, t0);
+  a.vmulps(dst, dst, t1);
+  a.compare(m, t0, a.f32(0.0f), kCmpEq);
+  a.select(dst, m, x, dst);
+  a.compare(m, x, a.f32(kInf), kCmpEq);
+  a.select(dst, m, a.f32(kInf), dst);
+}
+
 // dst = erfc(t) * 2^extra_exponent for t in [0.9, 10] given -t^2 exactly as hi + lo:
 // exp(-t^2) R(v) / (1 + t/2), v = 1/(1 + t/2). hi, lo, s0, s1 are clobbered; t is only read.
 template <class Vmm>
@@ -125,6 +166,35 @@ template <class Vmm> void emit_exp(Asm<Vmm>& a, const Ops<Vmm>& o) {
 
 template <class Vmm> void emit_log(Asm<Vmm>& a, const Ops<Vmm>& o) {
   log_core(a, o.dst, o.args[0], o.temps[0], o.temps[1], o.masks[0]);
+}
+
+template <class Vmm> void emit_log1p(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  log1p_core(a, o.dst, o.args[0], o.temps[0], o.temps[1], o.temps[2], o.masks[0]);
+}
+
+template <class Vmm> void emit_expm1(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  expm1_core(a, o.dst, o.args[0], o.temps[0], o.temps[1], o.temps[2], o.temps[3]);
+}
+
+// x > 0 ? x : alpha expm1(x); the comparison is false for NaN, which expm1 keeps.
+template <class Vmm> void emit_elu(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  const float alpha = float(std::get<ir::EluParams>(o.node.params).alpha);
+  expm1_core(a, o.dst, o.args[0], o.temps[0], o.temps[1], o.temps[2], o.temps[3]);
+  a.vmulps(o.dst, o.dst, a.f32(alpha));
+  a.compare(o.masks[0], o.args[0], a.f32(0.0f), kCmpGt);
+  a.select(o.dst, o.masks[0], o.args[0], o.dst);
+}
+
+// z = x beta; z > threshold ? x : log1p(exp(z)) / beta, torch's steps.
+template <class Vmm> void emit_softplus(Asm<Vmm>& a, const Ops<Vmm>& o) {
+  const auto& p = std::get<ir::SoftplusParams>(o.node.params);
+  const auto& T = o.temps;
+  a.vmulps(T[3], o.args[0], a.f32(float(p.beta)));
+  exp_core(a, T[4], T[3], nullptr, T[0], T[1]);
+  log1p_core(a, o.dst, T[4], T[0], T[1], T[2], o.masks[0]);
+  a.vdivps(o.dst, o.dst, a.f32(float(p.beta)));
+  a.compare(o.masks[0], T[3], a.f32(float(p.threshold)), kCmpGt);
+  a.select(o.dst, o.masks[0], o.args[0], o.dst);
 }
 
 // |x| < 1: x + x^3 P(x^2); otherwise sign(x) (1 - 2 / (exp(2|x|) + 1)).
@@ -325,7 +395,7 @@ void nearest_quadrant(Asm<Vmm>& a, const Vmm& j, const Vmm& ax, const Vmm& t0, c
   a.vmovaps(t1, t0);
   a.vfmsub231ps(t1, ax, a.f32(coeffs::kTwoOverPi));
   a.vfmadd231ps(t1, ax, a.f32(coeffs::kTwoOverPiLo));
-  a.round_nearest(j, t0);
+  a.round_to_integral(j, t0, kRoundNearest);
   a.vsubps(t0, t0, j);
   a.vaddps(t0, t0, t1);
   a.vaddps(t1, j, a.f32(1.0f));
@@ -490,10 +560,12 @@ template <class Vmm> std::optional<Emitter<Vmm>> math_emitter_for(const RegionNo
   if (node.kind == OpKind::gelu)
     return gelu_uses_tanh(node) ? Emitter<Vmm>{7, 1, emit_gelu_tanh<Vmm>} : Emitter<Vmm>{6, 1, emit_gelu_erf<Vmm>};
   const std::pair<OpKind, Emitter<Vmm>> rows[] = {
-      {OpKind::exp, {2, 0, emit_exp<Vmm>}},   {OpKind::log, {2, 1, emit_log<Vmm>}},
-      {OpKind::tanh, {4, 1, emit_tanh<Vmm>}}, {OpKind::sigmoid, {3, 1, emit_sigmoid<Vmm>}},
-      {OpKind::silu, {5, 1, emit_silu<Vmm>}}, {OpKind::erf, {5, 1, emit_erf<Vmm>}},
-      {OpKind::sin, {3, 1, emit_sin<Vmm>}},   {OpKind::cos, {3, 1, emit_cos<Vmm>}},
+      {OpKind::exp, {2, 0, emit_exp<Vmm>}},     {OpKind::log, {2, 1, emit_log<Vmm>}},
+      {OpKind::tanh, {4, 1, emit_tanh<Vmm>}},   {OpKind::sigmoid, {3, 1, emit_sigmoid<Vmm>}},
+      {OpKind::silu, {5, 1, emit_silu<Vmm>}},   {OpKind::erf, {5, 1, emit_erf<Vmm>}},
+      {OpKind::sin, {3, 1, emit_sin<Vmm>}},     {OpKind::cos, {3, 1, emit_cos<Vmm>}},
+      {OpKind::log1p, {3, 1, emit_log1p<Vmm>}}, {OpKind::expm1, {4, 0, emit_expm1<Vmm>}},
+      {OpKind::elu, {4, 1, emit_elu<Vmm>}},     {OpKind::softplus, {5, 1, emit_softplus<Vmm>}},
   };
   for (const auto& [kind, emitter] : rows)
     if (kind == node.kind) return emitter;

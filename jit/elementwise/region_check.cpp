@@ -79,6 +79,12 @@ std::optional<DType> infer_dtype(const Region& region, const RegionNode& node, s
     *error = "gelu needs its form";
     return std::nullopt;
   }
+  if ((kind == OpKind::leaky_relu && !std::holds_alternative<ir::LeakyReluParams>(node.params)) ||
+      (kind == OpKind::elu && !std::holds_alternative<ir::EluParams>(node.params)) ||
+      (kind == OpKind::softplus && !std::holds_alternative<ir::SoftplusParams>(node.params))) {
+    *error = std::string(ir::op_info(kind).name) + " needs its parameters";
+    return std::nullopt;
+  }
   // Every other elementwise op of the op table computes f32 from f32.
   if (!ir::is_elementwise(kind)) {
     *error = "not an elementwise op the JIT fuses";

@@ -32,11 +32,11 @@ template <class Vmm> void VectorAssembler<Vmm>::emit_constant_table() {
       dd(pattern);
 }
 
-template <class Vmm> void VectorAssembler<Vmm>::round_nearest(const Vmm& dst, const Vmm& src) {
+template <class Vmm> void VectorAssembler<Vmm>::round_to_integral(const Vmm& dst, const Vmm& src, RoundingMode mode) {
   if constexpr (kAvx512<Vmm>)
-    vrndscaleps(dst, src, 0);
+    vrndscaleps(dst, src, mode);
   else
-    vroundps(dst, src, 0);
+    vroundps(dst, src, mode);
 }
 
 template <class Vmm>

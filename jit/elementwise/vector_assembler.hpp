@@ -44,6 +44,9 @@ enum CmpPredicate : uint8_t {
   kCmpGt = 0x0E,    // GT_OS
 };
 
+// vroundps / vrndscaleps rounding modes: halves to even, toward -inf, toward +inf.
+enum RoundingMode : uint8_t { kRoundNearest = 0, kRoundDown = 1, kRoundUp = 2 };
+
 // An Xbyak code generator plus the per-kernel constant table and the few primitives whose
 // instructions differ between AVX2 and AVX-512. Emitters are written against this class once for
 // both ISAs. Constants are whole vectors (one value repeated per lane) so that any instruction can
@@ -62,7 +65,8 @@ public:
   void load_table_base();
   void emit_constant_table();
 
-  void round_nearest(const Vmm& dst, const Vmm& src);
+  // dst = src rounded to an integral value (vroundps' immediate); NaN stays NaN, -0.25 gives -0.
+  void round_to_integral(const Vmm& dst, const Vmm& src, RoundingMode mode);
   void compare(const Mask& mask, const Vmm& a, const Xbyak::Operand& b, uint8_t predicate);
   // dst = mask ? if_true : if_false, lane by lane.
   void select(const Vmm& dst, const Mask& mask, const Xbyak::Operand& if_true, const Vmm& if_false);
