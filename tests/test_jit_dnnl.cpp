@@ -73,6 +73,7 @@ double reference_activation(const PostOp& op, double x) {
   case Activation::tanh: return std::tanh(x);
   case Activation::sigmoid: return 1.0 / (1.0 + std::exp(-x));
   case Activation::silu: return x / (1.0 + std::exp(-x));
+  case Activation::hardswish: return x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0;
   case Activation::exp: return std::exp(x);
   case Activation::log: return std::log(x);
   case Activation::abs: return std::abs(x);
@@ -204,8 +205,9 @@ TEST_CASE("matmul reads a transposed B through strides, as Linear's x @ W^T") {
 
 TEST_CASE("matmul applies bias then each activation post-op") {
   std::vector<std::vector<PostOp>> chains;
-  for (Activation a : {Activation::relu, Activation::gelu_erf, Activation::gelu_tanh, Activation::tanh,
-                       Activation::sigmoid, Activation::silu, Activation::exp, Activation::abs, Activation::square}) {
+  for (Activation a :
+       {Activation::relu, Activation::gelu_erf, Activation::gelu_tanh, Activation::tanh, Activation::sigmoid,
+        Activation::silu, Activation::hardswish, Activation::exp, Activation::abs, Activation::square}) {
     chains.push_back({PostOp::apply(a)});
   }
   chains.push_back({PostOp::linear(-0.5f, 0.25f)});

@@ -442,6 +442,29 @@ TEST_CASE("hardsigmoid fuses into an elementwise kernel and into a convolution a
   CHECK(both.jit.data<float>()[12] == 0.0f);
 }
 
+TEST_CASE("hardswish after a convolution is oneDNN's hardswish post-op, NaN kept") {
+  auto conv_swish = [](Tensor x) { return F::hardswish(conv_layer(x, "c1", 3, 8, 1)); };
+  Tensor x = with_finite_edge_values(Tensor::randn({2, 3, 9, 9}, 53));
+  const TierComparison fused = run_both_tiers(conv_swish, conv_stack_weights(), x);
+  check_agreement(fused, "dnnl.conv2d", 2); // conv, hardswish
+  // The post-op itself, on the JIT's own convolution: torch's steps within 1e-5.
+  const Tensor conv =
+      run_both_tiers([](Tensor t) { return conv_layer(t, "c1", 3, 8, 1); }, conv_stack_weights(), x).jit;
+  for (int64_t i = 0; i < conv.numel(); ++i) {
+    const float v = conv.data<float>()[i];
+    const float want = v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
+    CHECK(std::fabs(fused.jit.data<float>()[i] - want) <= 1e-5f * std::max(std::fabs(want), 1e-2f));
+  }
+  // oneDNN's max(x + 3, 0) drops the NaN, but the product with x brings it back, as torch's does.
+  x.data<float>()[12] = std::nanf("");
+  const TierComparison both = run_both_tiers(conv_swish, conv_stack_weights(), x);
+  for (int64_t i = 0; i < both.interp.numel(); ++i) {
+    CAPTURE(i);
+    CHECK(std::isnan(both.interp.data<float>()[i]) == std::isnan(both.jit.data<float>()[i]));
+  }
+  CHECK(std::isnan(both.jit.data<float>()[12]));
+}
+
 TEST_CASE("attention reads the transposed keys as a transposed B without running the transpose") {
   auto attention = [](Tensor q, Tensor k, Tensor v) {
     return F::matmul(F::softmax(F::matmul(q, F::transpose(k, -1, -2)) * 0.35, -1), v);

@@ -17,7 +17,8 @@ dnnl::algorithm eltwise_algorithm(Activation activation) {
   case Activation::gelu_tanh: return algorithm::eltwise_gelu_tanh;
   case Activation::tanh: return algorithm::eltwise_tanh;
   case Activation::sigmoid: return algorithm::eltwise_logistic;
-  case Activation::silu: return algorithm::eltwise_swish; // x * sigmoid(alpha x) with alpha = 1
+  case Activation::silu: return algorithm::eltwise_swish;          // x * sigmoid(alpha x) with alpha = 1
+  case Activation::hardswish: return algorithm::eltwise_hardswish; // x * relu6(x + 3) / 6
   case Activation::exp: return algorithm::eltwise_exp;
   case Activation::log: return algorithm::eltwise_log;
   case Activation::abs: return algorithm::eltwise_abs;

@@ -11,6 +11,7 @@ const char* activation_name(Activation activation) {
   case Activation::tanh: return "tanh";
   case Activation::sigmoid: return "sigmoid";
   case Activation::silu: return "silu";
+  case Activation::hardswish: return "hardswish";
   case Activation::exp: return "exp";
   case Activation::log: return "log";
   case Activation::abs: return "abs";

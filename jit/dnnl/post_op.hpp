@@ -10,7 +10,22 @@ namespace kiln::jitc::dnnl_ops {
 inline constexpr size_t kMaxPostOps = 32;
 
 // Elementwise functions oneDNN 2.6 can apply to a matmul or conv result in the same pass.
-enum class Activation { relu, gelu_erf, gelu_tanh, tanh, sigmoid, silu, exp, log, abs, sqrt, square, linear, clip };
+enum class Activation {
+  relu,
+  gelu_erf,
+  gelu_tanh,
+  tanh,
+  sigmoid,
+  silu,
+  hardswish,
+  exp,
+  log,
+  abs,
+  sqrt,
+  square,
+  linear,
+  clip
+};
 
 const char* activation_name(Activation activation);
 

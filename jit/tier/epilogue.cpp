@@ -32,6 +32,7 @@ bool absorb_activation(const GraphRewriter&, const ir::Op& op, ir::ValueId, bool
     if (op.kind == ir::OpKind::tanh) return Activation::tanh;
     if (op.kind == ir::OpKind::sigmoid) return Activation::sigmoid;
     if (op.kind == ir::OpKind::silu) return Activation::silu;
+    if (op.kind == ir::OpKind::hardswish) return Activation::hardswish;
     return ir::params_of<ir::GeluParams>(op).form == ir::GeluForm::tanh ? Activation::gelu_tanh : Activation::gelu_erf;
   };
   epilogue.post_ops.push_back(PostOp::apply(activation()));
@@ -109,6 +110,7 @@ const std::pair<ir::OpKind, Absorber> kAbsorbers[] = {
     {ir::OpKind::tanh, absorb_activation},
     {ir::OpKind::sigmoid, absorb_activation},
     {ir::OpKind::silu, absorb_activation},
+    {ir::OpKind::hardswish, absorb_activation},
     {ir::OpKind::gelu, absorb_activation},
     {ir::OpKind::add, absorb_add},
     {ir::OpKind::mul, absorb_scale},
