@@ -28,6 +28,7 @@ def ints(name, t):
 
 a, b = torch.tensor(A, dtype=torch.float32), torch.tensor(B, dtype=torch.float32)
 ia, ib = torch.tensor(IA, dtype=torch.int32), torch.tensor(IB, dtype=torch.int32)
+print("// clang-format off")
 print(f"// torch {torch.__version__}; written by make_torch_floor_division.py")
 print(floats("kFloatA", a))
 print(floats("kFloatB", b))

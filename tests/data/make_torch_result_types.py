@@ -19,6 +19,7 @@ def operand(form, dtype):
 
 
 FORMS = [("tensor", n) for n in DTYPES] + [("zerodim", n) for n in DTYPES] + [("int", ""), ("float", "")]
+print("// clang-format off")
 print(f"// torch {torch.__version__}: torch.result_type(a, b) as "
       "{a's form, a's dtype, b's form, b's dtype, result}; written by make_torch_result_types.py")
 for fa, da in FORMS:
