@@ -180,7 +180,8 @@ TEST_CASE("returning from main while promotions are in flight never crashes") {
 
 TEST_CASE("session totals count compiles, evictions and promotions of evicted signatures too") {
   TierPolicy policy;
-  policy.async = false; // promotions finish inside the call that triggers them
+  policy.promote_after = 1; // one interpreter call, then the JIT
+  policy.async = false;     // promotions finish inside the call that triggers them
   auto session = std::make_shared<Session>(policy, 1);
   auto scale = [](Tensor x) { return F::tanh(x) * 2.0; };
   auto run = compile(scale, {.session = session})(TensorLayout(DType::f32, {"n"}));
@@ -195,4 +196,20 @@ TEST_CASE("session totals count compiles, evictions and promotions of evicted si
   CHECK(session->stats().size() == 1);
   CHECK(totals.promotions == (KILN_HAS_JIT ? 6 : 0)); // no JIT tier linked: nothing to compile
   CHECK(totals.failed_promotions == 0);
+}
+
+TEST_CASE("promote_after = N means N interpreter calls, then the JIT, synchronous or not") {
+  for (int n : {0, 1, 3}) {
+    CAPTURE(n);
+    auto session = session_with(JitMode::automatic, n, false);
+    auto f = compile([](Tensor x) { return F::tanh(x) + 1.0; }, {.session = session})(TensorLayout(DType::f32, {4}));
+    std::vector<std::string> served;
+    for (int call = 0; call < n + 2; ++call) {
+      f(Tensor::ones({4}));
+      served.push_back(f.core()->last_tier());
+    }
+    std::vector<std::string> want(size_t(n), "interp");
+    want.resize(size_t(n + 2), KILN_HAS_JIT ? "jit" : "interp");
+    CHECK(served == want);
+  }
 }

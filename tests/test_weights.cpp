@@ -185,7 +185,7 @@ struct TieredLinear {
   std::vector<CompiledCallable<Tensor>> callables; // one per name
 
   explicit TieredLinear(const Tensor& w) {
-    TierPolicy policy{.mode = JitMode::automatic, .promote_after = 2, .async = false};
+    TierPolicy policy{.mode = JitMode::automatic, .promote_after = 1, .async = false};
     session = std::make_shared<Session>(policy, 64);
     session->weights().set("w", w); // zero-copy: the registry holds w's memory
     session->weights().set("b", Tensor::randn({kOut}, 11));

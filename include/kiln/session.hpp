@@ -22,7 +22,7 @@ enum class JitMode { off, automatic, always };
 // KILN_PROMOTE_AFTER=N, KILN_JIT_ASYNC=BOOL (all parsed by src/core/environment.cpp).
 struct TierPolicy {
   JitMode mode = JitMode::automatic;
-  int promote_after = 2; // calls of one signature before it is compiled by the JIT tier
+  int promote_after = 2; // interpreter calls of one signature before the JIT tier compiles it
   bool async = true;     // compile on the session's background thread (the interpreter serves meanwhile)
   static TierPolicy from_env();
 };

@@ -227,7 +227,9 @@ std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<i
 void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry) {
   if (policy.mode == JitMode::off) return;
   uint64_t calls = entry->calls.load(std::memory_order_relaxed);
-  if (policy.mode == JitMode::automatic && calls + 1 < uint64_t(std::max(policy.promote_after, 1))) return;
+  // promote_after interpreter calls first, whether the JIT then compiles in the background or on
+  // the calling thread.
+  if (policy.mode == JitMode::automatic && calls < uint64_t(std::max(policy.promote_after, 0))) return;
   if (entry->promotion_started.exchange(true)) return;
   const runtime::ExecutableFactory* jit = runtime::find_tier("jit");
   if (!jit) {
