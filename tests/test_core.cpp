@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
+#include <limits>
 
 using namespace kiln;
 
@@ -182,4 +183,18 @@ TEST_CASE("environment lists check each item") {
   }
   ScopedEnv env(kVar, "tiers,jitt");
   CHECK_THROWS_AS(env::choices(kVar, {"tiers", "jit"}), Error);
+}
+
+TEST_CASE("allclose follows torch.allclose: atol + rtol * |b|, NaN only with equal_nan, shapes must match") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const Tensor a = Tensor::from_vector<float>({1.0f, 100.0f, inf}, {3});
+  CHECK(allclose(a, Tensor::from_vector<float>({1.0f + 1e-6f, 100.001f, inf}, {3})));
+  CHECK_FALSE(allclose(a, Tensor::from_vector<float>({1.0f + 1e-4f, 100.0f, inf}, {3})));
+  CHECK(allclose(a, Tensor::from_vector<float>({1.01f, 100.0f, inf}, {3}), 0.0, 0.02));
+  CHECK_FALSE(allclose(a, Tensor::from_vector<float>({1.0f, 100.0f, -inf}, {3})));
+  const Tensor with_nan = Tensor::from_vector<float>({nan, 1.0f}, {2});
+  CHECK_FALSE(allclose(with_nan, with_nan));
+  CHECK(allclose(with_nan, with_nan, 1e-5, 1e-8, true));
+  CHECK(allclose(Tensor::from_vector<int32_t>({1, 2}, {2}), Tensor::from_vector<float>({1.0f, 2.0f}, {2})));
+  CHECK_THROWS_WITH_AS(allclose(a, with_nan), doctest::Contains("shapes [3] and [2] differ"), Error);
 }

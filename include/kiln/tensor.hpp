@@ -97,6 +97,11 @@ Tensor operator+(LocatedTensor a, const Tensor& b);
 Tensor operator-(LocatedTensor a, const Tensor& b);
 Tensor operator*(LocatedTensor a, const Tensor& b);
 Tensor operator/(LocatedTensor a, const Tensor& b);
+// torch.allclose: every |a - b| <= atol + rtol * |b|, elementwise over tensors of one shape (any
+// dtypes: compared as doubles); NaNs are equal only with equal_nan. kiln::Error(shape) naming both
+// shapes when they differ, kiln::Error(spec) for a symbolic tensor.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+
 // With a scalar, PyTorch's promotion decides the dtype (dtype_promotion.hpp): an i32 tensor times
 // 0.5 is f32, an f16 tensor plus 1 stays f16. `/` is true division: integers give f32.
 Tensor operator+(LocatedTensor a, Scalar b);
