@@ -137,7 +137,7 @@ TEST_CASE("every call checks its arguments and names the offender") {
         }) == "spec error: symbolic dimension 'batch' is 4 in argument 0 but 3 in argument 1.lo");
   CHECK(message_of([&] {
           run(good, std::map<std::string, Tensor>{{"lo", good}});
-        }).find("tree structure mismatch") != std::string::npos);
+        }).find("the arguments do not match the callable's inputs at leaf ") != std::string::npos);
   CHECK(message_of([&] {
           run(Tensor::ones({4, 2}, DType::f64), std::map<std::string, Tensor>{{"lo", good}, {"hi", good}});
         }) == "spec error: argument 0: expected f32 [batch, 2] on cpu:0, got f64 [4, 2] on cpu:0");
@@ -267,7 +267,12 @@ TEST_CASE("staged graphs compile from their text form") {
                                                                       TensorLayout(DType::f32, {"n"}));
   StagedGraph parsed = parse_staged(staged.to_mlir());
   auto run = compile_staged(parsed, {.session = interp_session()});
-  auto out = run(std::vector<Tensor>{Tensor::full({3}, 2.0), Tensor::full({3}, 4.0)});
+  // One argument per graph argument, as the callable from stage() takes them; one vector of them
+  // works too.
+  auto out = run(Tensor::full({3}, 2.0), Tensor::full({3}, 4.0));
   REQUIRE(out.size() == 1);
   CHECK(out[0].data<float>()[2] == 10.0f);
+  CHECK(run(std::vector<Tensor>{Tensor::full({3}, 2.0), Tensor::full({3}, 4.0)})[0].data<float>()[2] == 10.0f);
+  CHECK_THROWS_WITH_AS(run(Tensor::full({3}, 2.0)),
+                       doctest::Contains("at leaf 1: expected '1' (a tensor), got nothing"), Error);
 }

@@ -107,7 +107,8 @@ template <class Fn> Compiler<Fn> compile(Fn fn, CompileOptions options = {}) {
   return Compiler<Fn>(std::move(fn), std::move(options));
 }
 
-// Compiles an already staged (or parsed) graph: arguments are one Tensor per graph argument.
+// Compiles an already staged (or parsed) graph. A parsed graph takes one Tensor per graph argument,
+// as a staged one does (or them all in one std::vector, the older form); it returns every output.
 CompiledCallable<std::vector<Tensor>> compile_staged(const StagedGraph& graph, CompileOptions options = {});
 
 } // namespace kiln

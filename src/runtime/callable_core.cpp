@@ -145,12 +145,18 @@ std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves
   std::vector<ir::ValueType> types;
   std::map<std::string, std::pair<int64_t, std::string>> bound; // dim name -> (size, argument path)
   size_t next_tensor = 0;
+  // A graph's positional arguments may also come as one vector of tensors (compile_staged's
+  // older calling form): leaf "0.k" stands for argument "k".
+  const bool one_vector = !args.empty() && args.size() == spec.size() && args[0].path == "0." + spec[0].path &&
+                          spec[0].path.find('.') == std::string::npos;
   for (size_t i = 0; i < std::max(args.size(), spec.size()); ++i) {
-    if (i >= args.size() || i >= spec.size() || args[i].path != spec[i].path) {
-      std::string at = i < spec.size() ? spec[i].path : args[i].path;
-      throw Error(ErrorKind::spec, "tree structure mismatch at '" + at + "': expected " +
-                                       (i < spec.size() ? kind_name(spec[i].kind) : std::string("nothing")) + ", got " +
-                                       (i < args.size() ? kind_name(args[i].kind) : "nothing"));
+    if (i >= args.size() || i >= spec.size() || args[i].path != (one_vector ? "0." : "") + spec[i].path) {
+      auto leaf = [](const TreeLeaves& leaves, size_t k) {
+        return k < leaves.size() ? "'" + leaves[k].path + "' (" + kind_name(leaves[k].kind) + ")" : "nothing";
+      };
+      throw Error(ErrorKind::spec, "the arguments do not match the callable's inputs at leaf " + std::to_string(i) +
+                                       ": expected " + leaf(spec, i) + ", got " + leaf(args, i) +
+                                       " (leaves are named by argument position, then container index or key)");
     }
     const TreeLeaf &want = spec[i], &got = args[i];
     if ((want.kind == TreeLeaf::Kind::baked) != (got.kind == TreeLeaf::Kind::baked))
@@ -347,7 +353,7 @@ CompiledCallable<std::vector<Tensor>> compile_staged(const StagedGraph& graph, C
     const ir::Function& entry = graph.graph().entry();
     for (size_t i = 0; i < entry.args.size(); ++i) {
       const ir::ValueType& t = entry.type_of(entry.args[i]);
-      spec.push_back({"0." + std::to_string(i),
+      spec.push_back({std::to_string(i),
                       t.is_buffer ? detail::TreeLeaf::Kind::buffer : detail::TreeLeaf::Kind::tensor,
                       TensorLayout(t.dtype, t.shape),
                       {}});
