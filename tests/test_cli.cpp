@@ -200,6 +200,14 @@ TEST_CASE("kiln run refuses bad input with one error line and no output file") {
     check_refused(scratch.kiln("run " + files.graph + " --input x=" + files.input + weights_and_output), "'x'", output);
   }
   SUBCASE("unknown tier") { check_refused(scratch.kiln(files.run_args() + " --tier fastest"), "fastest", output); }
+  SUBCASE("a repeat count out of range, said in words") {
+    check_refused(scratch.kiln(files.run_args() + " --repeat 0"), "not in range 1 to 1000000", output);
+  }
+  SUBCASE("an output that is not a .npy file") {
+    check_refused(scratch.kiln("run " + files.graph + " --input 0=" + files.input + " --weights " + files.weights +
+                               " --output " + quoted(scratch / "out.txt")),
+                  "must end in .npy", scratch / "out.txt");
+  }
   SUBCASE("weights file whose header holds 1e400") {
     const fs::path weights = scratch / "huge.safetensors";
     std::string header = R"({"__metadata__":{"a":1e400}})";

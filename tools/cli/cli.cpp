@@ -73,8 +73,8 @@ void add_run(CLI::App& app, Commands& c) {
   RunOptions& o = c.run_options;
   add_graph_file_options(*c.run, o.graph_path, o.weights_paths, o.inputs, o.extensions);
   c.run->add_option("--output", o.output_path, "output .npy; further outputs go to <stem>_1.npy, ...")->required();
-  c.run->add_option("--repeat", o.repeat, "run this many times and report the median latency")
-      ->check(CLI::PositiveNumber);
+  c.run->add_option("--repeat", o.repeat, "run this many times (1 to 1000000) and report the median latency")
+      ->check(CLI::Range(1, 1'000'000));
   c.run->add_flag("--stats", o.print_stats, "print the session's per-signature statistics");
   c.run->add_option("--tier", o.tier, "interp, jit or auto (default)")->check(CLI::IsMember(tier_names()));
 }

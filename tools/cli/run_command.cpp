@@ -101,6 +101,8 @@ LoadedGraph load_graph_file(const std::string& graph_path, const std::vector<std
 
 RunResult run_graph_file(const RunOptions& options) {
   if (options.repeat < 1) throw Error(ErrorKind::spec, "--repeat must be at least 1");
+  if (!options.output_path.ends_with(".npy"))
+    throw Error(ErrorKind::spec, "--output '" + options.output_path + "': must end in .npy (outputs are .npy files)");
   const LoadedGraph loaded = load_graph_file(options.graph_path, options.weights_paths, options.inputs,
                                              options.extensions, tier_policy(options.tier));
   const Session& session = *loaded.session;
