@@ -37,7 +37,8 @@ const std::pair<ir::OpKind, exec::KernelPrepare> kPrepares[] = {
     {ir::OpKind::log_softmax, prepare_softmax},  {ir::OpKind::layer_norm, prepare_row_norm},
     {ir::OpKind::rms_norm, prepare_row_norm},    {ir::OpKind::batch_norm, prepare_batch_norm},
     {ir::OpKind::conv2d, prepare_conv2d},        {ir::OpKind::max_pool2d, prepare_pool2d},
-    {ir::OpKind::avg_pool2d, prepare_pool2d},
+    {ir::OpKind::avg_pool2d, prepare_pool2d},    {ir::OpKind::masked_fill, prepare_masked_fill},
+    {ir::OpKind::argmin, prepare_argmax},        {ir::OpKind::cumsum, prepare_cumsum},
 };
 
 exec::KernelPrepare prepare_for(ir::OpKind kind) {

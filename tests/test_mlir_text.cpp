@@ -172,6 +172,7 @@ void add_elementwise_ops(FunctionBuilder& b, ValueId x, ValueId y) {
   b.op(OpKind::where, {less, x, y});
   b.op(OpKind::cast, {x}, {{"dtype", Attr::of_dtype(DType::bf16)}});
   b.op(OpKind::clamp, {x, y, x});
+  b.op(OpKind::masked_fill, {x, less}, {{"value", Attr::of_float(-INFINITY)}});
   b.op(OpKind::hardsigmoid, {x});
   for (OpKind kind :
        {OpKind::floor, OpKind::ceil, OpKind::round, OpKind::sign, OpKind::hardswish, OpKind::log1p, OpKind::expm1})
@@ -188,6 +189,8 @@ void add_reduction_ops(FunctionBuilder& b, ValueId x) {
   b.op(OpKind::squeeze, {row_max}, {{"axes", Attr::of_ints({1})}});
   b.op(OpKind::reduce_min, {x}, {{"axes", Attr::of_ints({0, 1})}, {"keepdims", Attr::of_bool(false)}});
   b.op(OpKind::argmax, {x}, {{"axis", Attr::of_int(1)}, {"keepdims", Attr::of_bool(false)}});
+  b.op(OpKind::argmin, {x}, {{"axis", Attr::of_int(-1)}, {"keepdims", Attr::of_bool(true)}});
+  b.op(OpKind::cumsum, {x}, {{"axis", Attr::of_int(0)}});
   b.op(OpKind::softmax, {x}, {{"axis", Attr::of_int(-1)}});
   b.op(OpKind::log_softmax, {x}, {{"axis", Attr::of_int(1)}});
 }
@@ -240,6 +243,8 @@ void add_shape_ops(FunctionBuilder& b, ValueId x, ValueId y, ValueId image, Valu
        {{"starts", Attr::of_ints({0, 1})}, {"ends", Attr::of_ints({INT64_MAX, 4})}, {"steps", Attr::of_ints({1, 2})}});
   b.op(OpKind::unsqueeze, {x}, {{"axes", Attr::of_ints({0})}});
   b.op(OpKind::gather, {x, indices}, {{"axis", Attr::of_int(1)}});
+  b.op(OpKind::tril, {image}, {{"diagonal", Attr::of_int(-1)}});
+  b.op(OpKind::triu, {x}, {{"diagonal", Attr::of_int(2)}});
   b.op(OpKind::pad, {x}, {{"pads", Attr::of_ints({0, 0, 1, 2})}, {"value", Attr::of_float(-INFINITY)}});
 }
 

@@ -186,6 +186,13 @@ void check_op(OpKind kind) {
     return check_tiers(
         name, [](Tensor x, Tensor lo, Tensor hi) { return F::clamp(x, lo, hi); }, sample({7, 17}, 24),
         sample({17}, 25, -2.0f, 0.0f), sample({7, 1}, 26, 0.0f, 2.0f));
+  case OpKind::masked_fill:
+    check_tiers(
+        name, [](Tensor x, Tensor m) { return F::masked_fill(x, F::gt(m, F::scalar(0.0)), -kInf); },
+        sample({7, 17}, 62), sample({7, 17}, 63));
+    return check_tiers(
+        name + " row mask", [](Tensor x, Tensor m) { return F::masked_fill(x, F::gt(m, F::scalar(0.0)), 2.5); },
+        sample({7, 17}, 64), sample({17}, 65));
   case OpKind::reduce_sum:
   case OpKind::reduce_mean:
   case OpKind::reduce_max:
@@ -205,6 +212,16 @@ void check_op(OpKind kind) {
   case OpKind::argmax:
     return check_tiers(
         name, [](Tensor x) { return F::argmax(x, 1); }, finite({7, 17}, 29));
+  case OpKind::argmin:
+    check_tiers(
+        name, [](Tensor x) { return F::argmin(x, 1); }, finite({7, 17}, 66));
+    return check_tiers(
+        name + " edges", [](Tensor x) { return F::argmin(x, 0); }, sample({7, 17}, 67));
+  case OpKind::cumsum:
+    for (int64_t axis : {0, 1})
+      check_tiers(
+          name + " axis " + std::to_string(axis), [axis](Tensor x) { return F::cumsum(x, axis); }, sample({7, 17}, 68));
+    return;
   case OpKind::softmax:
   case OpKind::log_softmax:
     for (const auto& dims : {std::vector<int64_t>{7, 17}, {3, 1023}, {1, 1}})
@@ -293,6 +310,15 @@ void check_op(OpKind kind) {
   case OpKind::gather:
     return check_tiers(
         name, [](Tensor x) { return F::gather(x, F::cast(F::arange(0, 7, 2), DType::i64), 1); }, sample({3, 17}, 56));
+  case OpKind::tril:
+  case OpKind::triu:
+    for (int64_t diagonal : {0, 2, -3}) {
+      auto triangle = [kind, diagonal](Tensor x) {
+        return kind == OpKind::tril ? F::tril(x, diagonal) : F::triu(x, diagonal);
+      };
+      check_tiers(name + " " + std::to_string(diagonal), triangle, sample({2, 7, 17}, 69));
+    }
+    return;
   case OpKind::pad:
     return check_tiers(
         name,

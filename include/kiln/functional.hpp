@@ -68,6 +68,9 @@ Tensor cast(const Tensor& x, DType dtype, Loc loc = Loc::current());
 // and have x's dtype; the double overload makes them constants (clamp(x, 0, 6) is relu6).
 Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Loc loc = Loc::current());
 Tensor clamp(const Tensor& x, double lo, double hi, Loc loc = Loc::current());
+// x where mask is false, value where it is true, as torch.masked_fill: mask is bool and broadcasts to
+// x's shape; value is converted to x's dtype as cast converts.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc = Loc::current());
 // A 0-d constant of x's dtype, for mixing scalars into graphs.
 Tensor scalar(double value, DType dtype = DType::f32, Loc loc = Loc::current());
 
@@ -76,7 +79,15 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims
 Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
 Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
 Tensor min(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
+// The first index of the maximum (minimum) along axis, i64; a NaN counts as both, as in torch.
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdims = false, Loc loc = Loc::current());
+Tensor argmin(const Tensor& x, int64_t axis, bool keepdims = false, Loc loc = Loc::current());
+// Running sums along axis, as torch.cumsum: floats keep their dtype, integers and bool give i64.
+Tensor cumsum(const Tensor& x, int64_t axis, Loc loc = Loc::current());
+// The lower (upper) triangle of each matrix of the last two axes, the rest 0, as torch.tril (triu):
+// diagonal 0 is the main diagonal, > 0 above it, < 0 below it.
+Tensor tril(const Tensor& x, int64_t diagonal = 0, Loc loc = Loc::current());
+Tensor triu(const Tensor& x, int64_t diagonal = 0, Loc loc = Loc::current());
 Tensor softmax(const Tensor& x, int64_t axis = -1, Loc loc = Loc::current());
 Tensor log_softmax(const Tensor& x, int64_t axis = -1, Loc loc = Loc::current());
 

@@ -185,6 +185,14 @@ exec::PreparedState prepare_where(const ir::Op& op, std::span<const View> inputs
   return make_prepared(broadcast_loop<3>(outputs[0].dims, {inputs[0].dims, inputs[1].dims, inputs[2].dims}, op));
 }
 
+exec::PreparedState prepare_masked_fill(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  if (inputs[1].dtype != DType::boolean) throw_unsupported_dtype(op, inputs[1].dtype);
+  const KernelArgs args{op, inputs, outputs};
+  require_same_dtype(args, {0});
+  require_same_dims(args);
+  return make_prepared(broadcast_loop<2>(outputs[0].dims, {inputs[0].dims, inputs[1].dims}, op));
+}
+
 exec::PreparedState prepare_clamp(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
   require_same_dtype(KernelArgs{op, inputs, outputs}, {0, 1, 2});
   return make_prepared(broadcast_loop<3>(outputs[0].dims, {inputs[0].dims, inputs[1].dims, inputs[2].dims}, op));
@@ -356,6 +364,24 @@ void where(const KernelArgs& args) {
     for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 3> in, int64_t count) {
       for (int64_t i = 0; i < count; ++i)
         out_data[out_offset + i] = c_data[in[0] + i * sc] ? a_data[in[1] + i * sa] : b_data[in[2] + i * sb];
+    });
+  });
+}
+
+void masked_fill(const KernelArgs& args) {
+  const View &x = args.inputs[0], &mask = args.inputs[1], &out = args.outputs[0];
+  const StridedLoop<2>& loop = prepared<StridedLoop<2>>(args);
+  const int64_t sx = loop.inner_stride(0), sm = loop.inner_stride(1);
+  const double value = ir::params_of<ir::MaskedFillParams>(args.op).value;
+  dispatch_dtype(AllDTypes{}, x.dtype, args.op, [&](auto e) {
+    using S = typename decltype(e)::Storage;
+    const S fill = storage_from_double<decltype(e)>(value);
+    const S* x_data = x.as<const S>();
+    const uint8_t* m_data = mask.as<const uint8_t>();
+    S* out_data = out.as<S>();
+    for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 2> in, int64_t count) {
+      for (int64_t i = 0; i < count; ++i)
+        out_data[out_offset + i] = m_data[in[1] + i * sm] ? fill : x_data[in[0] + i * sx];
     });
   });
 }

@@ -17,9 +17,10 @@ namespace kiln::interp {
 using Prepare = exec::PreparedState(const ir::Op& op, std::span<const exec::View> inputs,
                                     std::span<const exec::View> outputs);
 Prepare prepare_binary; // add, sub, mul, div, pow, maximum, minimum
-Prepare prepare_compare, prepare_where, prepare_clamp;
+Prepare prepare_compare, prepare_where, prepare_clamp, prepare_masked_fill;
 Prepare prepare_reduction; // reduce_sum, reduce_mean, reduce_max, reduce_min
-Prepare prepare_argmax;
+Prepare prepare_argmax;    // argmax, argmin
+Prepare prepare_cumsum;
 Prepare prepare_softmax;  // softmax, log_softmax
 Prepare prepare_row_norm; // layer_norm, rms_norm
 Prepare prepare_batch_norm, prepare_conv2d;

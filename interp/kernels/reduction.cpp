@@ -273,7 +273,7 @@ exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const View> input
     throw Error(ErrorKind::shape, ir::op_place(op) + ": result dims " + dims_string(y.dims) +
                                       " do not match the reduction of " + dims_string(x.dims));
   if (s.outer * s.inner != 0 && s.size == 0)
-    throw Error(ErrorKind::shape, ir::op_place(op) + ": argmax of an empty axis");
+    throw Error(ErrorKind::shape, ir::op_place(op) + ": an empty axis has no extreme to index");
   return make_prepared(s);
 }
 
@@ -284,7 +284,9 @@ exec::PreparedState prepare_softmax(const ir::Op& op, std::span<const View> inpu
   return make_prepared(split_at_axis(op, ir::params_of<ir::AxisParams>(op).axis, inputs[0].dims));
 }
 
-void argmax(const KernelArgs& args) {
+// The first extreme of each column along the axis: `beats(v, best)` says v replaces best. A NaN
+// beats everything and ends the search (torch's argmax and argmin).
+template <class Beats> void arg_extreme(const KernelArgs& args, Beats beats) {
   const View &x = args.inputs[0], &y = args.outputs[0];
   const AxisSplit& s = prepared<AxisSplit>(args);
   if (s.outer * s.inner == 0) return;
@@ -296,15 +298,56 @@ void argmax(const KernelArgs& args) {
       const auto* column = data + (t / s.inner) * s.size * s.inner + t % s.inner;
       auto best = E::load(column[0]);
       int64_t best_index = 0;
-      // The first maximum wins; a NaN counts as the maximum (numpy).
       for (int64_t b = 1; b < s.size && !is_nan(best); ++b) {
         const auto v = E::load(column[b * s.inner]);
-        if (is_nan(v) || v > best) {
+        if (is_nan(v) || beats(v, best)) {
           best = v;
           best_index = b;
         }
       }
       out[t] = best_index;
+    });
+  });
+}
+
+void argmax(const KernelArgs& args) {
+  arg_extreme(args, [](auto v, auto best) { return v > best; });
+}
+void argmin(const KernelArgs& args) {
+  arg_extreme(args, [](auto v, auto best) { return v < best; });
+}
+
+exec::PreparedState prepare_cumsum(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  const View &x = inputs[0], &y = outputs[0];
+  const DType want = dtype_is_float(x.dtype) ? x.dtype : DType::i64;
+  if (y.dtype != want) throw_unsupported_dtype(op, y.dtype);
+  require_same_dims(KernelArgs{op, inputs, outputs});
+  return make_prepared(split_at_axis(op, ir::params_of<ir::AxisParams>(op).axis, x.dims));
+}
+
+// Floats sum in double and round each running sum once, as torch's CPU kernel (its accumulator
+// type for float is double); integers and bool sum in int64, wrapping.
+void cumsum(const KernelArgs& args) {
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  const AxisSplit& s = prepared<AxisSplit>(args);
+  dispatch_dtype(AllDTypes{}, x.dtype, args.op, [&](auto e) {
+    using E = decltype(e);
+    constexpr bool is_float = std::is_floating_point_v<typename E::Compute>;
+    using Acc = std::conditional_t<is_float, double, int64_t>;
+    using Out = std::conditional_t<is_float, typename E::Storage, int64_t>;
+    const auto* in = x.as<const typename E::Storage>();
+    Out* out = y.as<Out>();
+    exec::parallel_for(s.outer * s.inner, exec::worth_parallel(s.outer * s.size * s.inner), [&](int64_t t) {
+      const int64_t base = (t / s.inner) * s.size * s.inner + t % s.inner;
+      Acc acc = 0;
+      for (int64_t b = 0; b < s.size; ++b) {
+        const int64_t i = base + b * s.inner;
+        acc = wrapping_add(acc, Acc(E::load(in[i])));
+        if constexpr (is_float)
+          out[i] = E::store(typename E::Compute(acc));
+        else
+          out[i] = acc;
+      }
     });
   });
 }

@@ -75,7 +75,37 @@ std::vector<int64_t> gather_indices(const KernelArgs& args, int64_t axis, int64_
   return indices;
 }
 
+// Keeps the elements of each matrix of the last two axes whose column - row passes `kept`, zeroes
+// the rest (+0 for floats: all bits clear).
+template <class Kept> void triangle(const KernelArgs& args, Kept kept) {
+  require_same_dtype(args, {0});
+  require_same_dims(args);
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  const size_t rank = x.dims.size();
+  if (rank < 2) throw Error(ErrorKind::shape, ir::op_place(args.op) + ": needs at least 2 dims");
+  const int64_t rows = x.dims[rank - 2], cols = x.dims[rank - 1];
+  const int64_t diagonal = ir::params_of<ir::DiagonalParams>(args.op).diagonal;
+  const int64_t matrix_rows = x.numel() == 0 ? 0 : x.numel() / cols;
+  dispatch_element_size(element_bytes(x), [&](auto word) {
+    using W = decltype(word);
+    const W* in = x.as<const W>();
+    W* out = y.as<W>();
+    exec::parallel_for(matrix_rows, exec::worth_parallel(x.numel()), [&](int64_t r) {
+      const int64_t row = r % rows;
+      for (int64_t c = 0; c < cols; ++c)
+        out[r * cols + c] = kept(c - row, diagonal) ? in[r * cols + c] : W(0);
+    });
+  });
+}
+
 } // namespace
+
+void tril(const KernelArgs& args) {
+  triangle(args, [](int64_t offset, int64_t diagonal) { return offset <= diagonal; });
+}
+void triu(const KernelArgs& args) {
+  triangle(args, [](int64_t offset, int64_t diagonal) { return offset >= diagonal; });
+}
 
 void reshape(const KernelArgs& args) { copy_bytes(args); }
 void squeeze(const KernelArgs& args) { copy_bytes(args); }

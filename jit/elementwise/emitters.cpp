@@ -187,7 +187,12 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::reduce_mean:
   case OpKind::reduce_max:
   case OpKind::reduce_min:
+  case OpKind::masked_fill: // no emitter yet: the interpreter's kernel runs it
   case OpKind::argmax:
+  case OpKind::argmin:
+  case OpKind::cumsum:
+  case OpKind::tril:
+  case OpKind::triu:
   case OpKind::softmax:
   case OpKind::log_softmax:
   case OpKind::layer_norm:

@@ -168,6 +168,13 @@ OpParams unsqueeze(const Attrs& attrs, Types in) {
   const Attr::Ints& written = get_ints(attrs, "axes");
   return AxesParams{indices_of(marked_axes(written, operand_rank(in) + int64_t(written.size())))};
 }
+// tril and triu work on the last two axes, so the operand needs them.
+OpParams diagonal(const Attrs& attrs, Types in) {
+  const int64_t rank = operand_rank(in);
+  if (rank < 2) throw InferError("needs at least 2 dims (the matrix), got rank " + std::to_string(rank));
+  return DiagonalParams{optional<int64_t>(attrs, "diagonal", "i64", 0)};
+}
+OpParams masked_fill(const Attrs& attrs, Types) { return MaskedFillParams{get_float(attrs, "value")}; }
 OpParams pad(const Attrs& attrs, Types) { return PadParams{get_ints(attrs, "pads"), get_float(attrs, "value")}; }
 OpParams constant(const Attrs& attrs, Types) {
   return ConstantParams{required<Tensor>(attrs, "value", "dense tensor")};
@@ -240,6 +247,8 @@ struct Encoder {
     return {{"starts", ints(p.starts)}, {"ends", ints(p.ends)}, {"steps", ints(p.steps)}};
   }
   Attrs operator()(const AxesParams& p) const { return {{"axes", ints(p.axes)}}; }
+  Attrs operator()(const DiagonalParams& p) const { return {{"diagonal", Attr::of_int(p.diagonal)}}; }
+  Attrs operator()(const MaskedFillParams& p) const { return {{"value", Attr::of_float(p.value)}}; }
   Attrs operator()(const PadParams& p) const { return {{"pads", ints(p.pads)}, {"value", Attr::of_float(p.value)}}; }
   Attrs operator()(const ConstantParams& p) const { return {{"value", Attr::of_tensor(p.value)}}; }
   Attrs operator()(const ExternalParams& p) const { return {{"name", Attr::of_string(p.name)}}; }

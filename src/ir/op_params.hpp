@@ -64,13 +64,14 @@ struct ReduceParams {
   friend bool operator==(const ReduceParams&, const ReduceParams&) = default;
 };
 
+// argmax and argmin.
 struct ArgmaxParams {
   int64_t axis = 0;
   bool keepdims = false;
   friend bool operator==(const ArgmaxParams&, const ArgmaxParams&) = default;
 };
 
-// softmax, log_softmax, concat, gather.
+// softmax, log_softmax, cumsum, concat, gather.
 struct AxisParams {
   int64_t axis = 0;
   friend bool operator==(const AxisParams&, const AxisParams&) = default;
@@ -135,6 +136,18 @@ struct AxesParams {
   friend bool operator==(const AxesParams&, const AxesParams&) = default;
 };
 
+// tril and triu: the diagonal kept, 0 the main one, > 0 above it, < 0 below it.
+struct DiagonalParams {
+  int64_t diagonal = 0;
+  friend bool operator==(const DiagonalParams&, const DiagonalParams&) = default;
+};
+
+// masked_fill: the value written where the mask is set, converted to x's dtype as cast converts.
+struct MaskedFillParams {
+  double value = 0.0;
+  friend bool operator==(const MaskedFillParams&, const MaskedFillParams&) = default;
+};
+
 struct PadParams {
   std::vector<int64_t> pads; // [lo0, hi0, lo1, hi1, ...]
   double value = 0.0;
@@ -183,11 +196,11 @@ struct InvalidParams {
   friend bool operator==(const InvalidParams&, const InvalidParams&) = default;
 };
 
-using OpParams =
-    std::variant<NoParams, GeluParams, LeakyReluParams, EluParams, SoftplusParams, CompareParams, CastParams,
-                 ReduceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams, ConvParams, PoolParams,
-                 AvgPoolParams, ShapeParams, TransposeParams, SplitParams, SliceParams, AxesParams, PadParams,
-                 ConstantParams, ExternalParams, FullParams, ArangeParams, CallParams, CustomParams, InvalidParams>;
+using OpParams = std::variant<NoParams, GeluParams, LeakyReluParams, EluParams, SoftplusParams, CompareParams,
+                              CastParams, ReduceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams,
+                              ConvParams, PoolParams, AvgPoolParams, ShapeParams, TransposeParams, SplitParams,
+                              SliceParams, AxesParams, DiagonalParams, MaskedFillParams, PadParams, ConstantParams,
+                              ExternalParams, FullParams, ArangeParams, CallParams, CustomParams, InvalidParams>;
 
 // A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
 // range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
@@ -231,6 +244,8 @@ KILN_DECODER(split)
 KILN_DECODER(slice)
 KILN_DECODER(squeeze)
 KILN_DECODER(unsqueeze)
+KILN_DECODER(diagonal)
+KILN_DECODER(masked_fill)
 KILN_DECODER(pad)
 KILN_DECODER(constant)
 KILN_DECODER(external)

@@ -97,6 +97,14 @@ Types where(In in, const OpParams&) {
 
 Types cast(In in, const OpParams& params) { return {tensor_of(std::get<CastParams>(params).dtype, in[0].shape)}; }
 
+Types masked_fill(In in, const OpParams&) {
+  if (in[1].dtype != DType::boolean)
+    throw InferError(std::string("mask must be i1 (bool), got ") + dtype_name(in[1].dtype), ErrorKind::dtype);
+  if (broadcast_shapes(in[0].shape, in[1].shape) != in[0].shape)
+    throw InferError("mask " + str(in[1].shape) + " does not broadcast to x's shape " + str(in[0].shape));
+  return {tensor_of(in[0].dtype, in[0].shape)};
+}
+
 Types reduce(In in, const OpParams& params) {
   const auto& p = std::get<ReduceParams>(params);
   Shape out;
@@ -124,6 +132,10 @@ Types argmax(In in, const OpParams& params) {
 Types softmax(In in, const OpParams&) {
   if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input", ErrorKind::dtype);
   return {tensor_of(in[0].dtype, in[0].shape)};
+}
+
+Types cumsum(In in, const OpParams&) {
+  return {tensor_of(dtype_is_float(in[0].dtype) ? in[0].dtype : DType::i64, in[0].shape)};
 }
 
 Types layer_norm(In in, const OpParams& params) {

@@ -166,6 +166,21 @@ Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdims, Loc loc) {
   return apply1(OpKind::argmax, {x}, encode_params(ir::ArgmaxParams{axis, keepdims}), loc);
 }
+Tensor argmin(const Tensor& x, int64_t axis, bool keepdims, Loc loc) {
+  return apply1(OpKind::argmin, {x}, encode_params(ir::ArgmaxParams{axis, keepdims}), loc);
+}
+Tensor cumsum(const Tensor& x, int64_t axis, Loc loc) {
+  return apply1(OpKind::cumsum, {x}, encode_params(ir::AxisParams{axis}), loc);
+}
+Tensor tril(const Tensor& x, int64_t diagonal, Loc loc) {
+  return apply1(OpKind::tril, {x}, encode_params(ir::DiagonalParams{diagonal}), loc);
+}
+Tensor triu(const Tensor& x, int64_t diagonal, Loc loc) {
+  return apply1(OpKind::triu, {x}, encode_params(ir::DiagonalParams{diagonal}), loc);
+}
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc) {
+  return apply1(OpKind::masked_fill, {x, mask}, encode_params(ir::MaskedFillParams{value}), loc);
+}
 Tensor softmax(const Tensor& x, int64_t axis, Loc loc) {
   return apply1(OpKind::softmax, {x}, encode_params(ir::AxisParams{axis}), loc);
 }
