@@ -188,6 +188,10 @@ void add_reduction_ops(FunctionBuilder& b, ValueId x) {
   ValueId row_max = b.op(OpKind::reduce_max, {x}, {{"axes", Attr::of_ints({-1})}, {"keepdims", Attr::of_bool(true)}});
   b.op(OpKind::squeeze, {row_max}, {{"axes", Attr::of_ints({1})}});
   b.op(OpKind::reduce_min, {x}, {{"axes", Attr::of_ints({0, 1})}, {"keepdims", Attr::of_bool(false)}});
+  b.op(OpKind::reduce_prod, {x}, {{"axes", Attr::of_ints({0})}, {"keepdims", Attr::of_bool(false)}});
+  b.op(OpKind::reduce_var, {x},
+       {{"axes", Attr::of_ints({1})}, {"correction", Attr::of_int(0)}, {"keepdims", Attr::of_bool(true)}});
+  b.op(OpKind::reduce_std, {x}, {{"axes", Attr::of_ints({})}, {"keepdims", Attr::of_bool(false)}});
   b.op(OpKind::argmax, {x}, {{"axis", Attr::of_int(1)}, {"keepdims", Attr::of_bool(false)}});
   b.op(OpKind::argmin, {x}, {{"axis", Attr::of_int(-1)}, {"keepdims", Attr::of_bool(true)}});
   b.op(OpKind::cumsum, {x}, {{"axis", Attr::of_int(0)}});

@@ -1,7 +1,7 @@
-// kiln's tril, triu, masked_fill, cumsum and argmin against PyTorch's results, checked in as data
-// (tests/data/pytorch_structural.inc, written by tests/data/make_pytorch_structural.py): eager mode,
-// the interpreter and, where built, the JIT tier, on f32 edge values and i32 extremes, at sizes 1
-// and 7.
+// kiln's tril, triu, masked_fill, cumsum, argmin, prod, var and std against PyTorch's results,
+// checked in as data (tests/data/pytorch_structural.inc, written by
+// tests/data/make_pytorch_structural.py): eager mode, the interpreter and, where built, the JIT tier,
+// on f32 edge values, finite f32 values and i32 extremes, at sizes 1 and 7.
 #include "kiln_config.h"
 #include <cmath>
 #include <cstdint>
@@ -16,10 +16,10 @@ namespace {
 
 struct PytorchStructuralRow {
   const char* op;
-  const char* dtype; // "f32" or "i32"
+  const char* dtype; // "f32", "f32 finite" or "i32"
   int64_t rows, cols;
-  int64_t param;    // tril/triu's diagonal, cumsum/argmin's axis
-  double value;     // masked_fill's value
+  int64_t param;    // tril/triu's diagonal, cumsum/argmin/prod's axis, var/std's axes (2: both)
+  double value;     // masked_fill's value, var/std's correction
   bool mask_is_row; // masked_fill's mask is [1, cols], broadcast over the rows
   int64_t count;    // results
   double want[49];
@@ -32,6 +32,8 @@ Tensor input_of(const PytorchStructuralRow& row) {
   const std::string dtype = row.dtype;
   if (dtype == "f32")
     return Tensor::from_vector(std::vector<float>(kStructuralFloats, kStructuralFloats + n), {row.rows, row.cols});
+  if (dtype == "f32 finite")
+    return Tensor::from_vector(std::vector<float>(kStructuralFinite, kStructuralFinite + n), {row.rows, row.cols});
   return Tensor::from_vector(std::vector<int32_t>(kStructuralInts, kStructuralInts + n), {row.rows, row.cols});
 }
 
@@ -49,6 +51,10 @@ Tensor apply(const PytorchStructuralRow& row, const Tensor& x, const Tensor& mas
   if (op == "masked_fill") return F::masked_fill(x, mask, row.value);
   if (op == "cumsum") return F::cumsum(x, row.param);
   if (op == "argmin") return F::argmin(x, row.param);
+  if (op == "prod") return F::prod(x, {row.param});
+  const std::vector<int64_t> axes = row.param == 2 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{row.param};
+  if (op == "var") return F::var(x, axes, int64_t(row.value));
+  if (op == "std") return F::std(x, axes, int64_t(row.value));
   FAIL("no kiln function for " << op);
   return x;
 }
@@ -70,13 +76,21 @@ DType want_dtype(const PytorchStructuralRow& row) {
   return std::string(row.dtype) == "i32" ? DType::i32 : DType::f32;
 }
 
-bool matches(double got, double want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return got == want && std::signbit(got) == std::signbit(want);
+// prod, var and std are computed in f64 and compared with torch's f64 results rounded to f32.
+bool is_rounded(const PytorchStructuralRow& row) {
+  const std::string op = row.op;
+  return op == "prod" || op == "var" || op == "std";
 }
 
-// Every op here is exact in f32 (cumsum rounds each f64 running sum once, as torch does), so
-// results match bit for bit, the sign of zero included; NaN must meet NaN.
+bool matches(bool rounded, double got, double want) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (!rounded || std::isinf(want)) return got == want && std::signbit(got) == std::signbit(want);
+  return std::fabs(got - want) <= std::max(1e-6 * std::fabs(want), 0x1p-148);
+}
+
+// tril, triu, masked_fill, cumsum and argmin are exact in f32 (cumsum rounds each f64 running sum
+// once, as torch does), so results match bit for bit, the sign of zero included; prod, var and std
+// within 1e-6 relative. NaN must meet NaN.
 void check_row(const PytorchStructuralRow& row, const char* where, const Tensor& y) {
   CAPTURE(row.op);
   CAPTURE(row.dtype);
@@ -91,7 +105,7 @@ void check_row(const PytorchStructuralRow& row, const char* where, const Tensor&
   for (int64_t i = 0; i < row.count; ++i) {
     CAPTURE(i);
     const double got = value_at(y, i), want = row.want[i];
-    CHECK_MESSAGE(matches(got, want), "got " << got << ", torch " << want);
+    CHECK_MESSAGE(matches(is_rounded(row), got, want), "got " << got << ", torch " << want);
   }
 }
 
@@ -111,14 +125,14 @@ void check_compiled(JitMode mode, const char* where) {
 
 } // namespace
 
-TEST_CASE("eager tril, triu, masked_fill, cumsum and argmin give PyTorch's results") {
+TEST_CASE("eager tril, triu, masked_fill, cumsum, argmin, prod, var and std give PyTorch's results") {
   for (const PytorchStructuralRow& row : kStructuralRows)
     check_row(row, "eager", apply(row, input_of(row), mask_of(row)));
 }
 
 TEST_CASE("the f64 kernels agree with PyTorch's f32 results where f64 changes nothing") {
-  // tril, triu, masked_fill and argmin only move or compare values, so f64 gives the same ones;
-  // cumsum rounds its running sums to f32 on the way.
+  // tril, triu, masked_fill and argmin only move or compare values, and prod, var and std compute
+  // in f64 anyway, so f64 gives the same values; cumsum rounds its running sums to f32 on the way.
   for (const PytorchStructuralRow& row : kStructuralRows) {
     const std::string op = row.op;
     if (op == "cumsum" || std::string(row.dtype) == "i32") continue;
@@ -135,7 +149,7 @@ TEST_CASE("compiled on the interpreter, the ops give PyTorch's results") {
 TEST_CASE("compiled on the JIT tier, the ops give PyTorch's results") { check_compiled(JitMode::always, "jit"); }
 #endif
 
-TEST_CASE("tril of a vector, a missing axis and a non-bool mask are errors naming the op") {
+TEST_CASE("tril of a vector, a missing axis, a non-bool mask and an integer var are errors naming the op") {
   const Tensor v = Tensor::from_vector(std::vector<float>{1, 2, 3}, {3});
   CHECK_THROWS_WITH_AS(F::tril(v), doctest::Contains("kiln.tril"), Error);
   CHECK_THROWS_WITH_AS(F::cumsum(v, 1), doctest::Contains("axis 1 is out of range"), Error);
@@ -149,4 +163,13 @@ TEST_CASE("tril of a vector, a missing axis and a non-bool mask are errors namin
   }
   const Tensor column = Tensor::from_vector(std::vector<bool>{true, false, true}, {3, 1});
   CHECK_THROWS_WITH_AS(F::masked_fill(v, column, 0.0), doctest::Contains("does not broadcast"), Error);
+  const Tensor ints = Tensor::from_vector(std::vector<int32_t>{1, 2, 3}, {3});
+  try {
+    F::std(ints);
+    FAIL("an integer std was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::dtype);
+    CHECK(std::string(e.what()).find("kiln.reduce_std") != std::string::npos);
+  }
+  CHECK_THROWS_WITH_AS(F::var(v, {0}, -1), doctest::Contains("correction must be >= 0"), Error);
 }

@@ -209,6 +209,19 @@ void check_op(OpKind kind) {
       check_tiers(what + " 3d", reduce, finite({3, 17, 7}, 28));
     }
     return;
+  case OpKind::reduce_prod:
+  case OpKind::reduce_var:
+  case OpKind::reduce_std:
+    for (std::vector<int64_t> axes : {std::vector<int64_t>{1}, {0}, {0, 2}}) {
+      const std::string what = name + " axes " + std::to_string(axes.size()) + "/" + std::to_string(axes[0]);
+      auto reduce = [kind, axes](Tensor x) {
+        if (kind == OpKind::reduce_prod) return F::prod(x, axes);
+        if (kind == OpKind::reduce_var) return F::var(x, axes);
+        return F::std(x, axes, 0, true);
+      };
+      check_tiers(what, reduce, sample({3, 17, 7}, 70, -1.5f, 1.5f, false));
+    }
+    return;
   case OpKind::argmax:
     return check_tiers(
         name, [](Tensor x) { return F::argmax(x, 1); }, finite({7, 17}, 29));

@@ -79,6 +79,13 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims
 Tensor mean(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
 Tensor max(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
 Tensor min(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
+Tensor prod(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false, Loc loc = Loc::current());
+// torch.var / torch.std: sum((x - mean)^2) / max(0, n - correction) over the axes (n the elements
+// reduced per result), and its square root; floats only.
+Tensor var(const Tensor& x, const std::vector<int64_t>& axes = {}, int64_t correction = 1, bool keepdims = false,
+           Loc loc = Loc::current());
+Tensor std(const Tensor& x, const std::vector<int64_t>& axes = {}, int64_t correction = 1, bool keepdims = false,
+           Loc loc = Loc::current());
 // The first index of the maximum (minimum) along axis, i64; a NaN counts as both, as in torch.
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdims = false, Loc loc = Loc::current());
 Tensor argmin(const Tensor& x, int64_t axis, bool keepdims = false, Loc loc = Loc::current());

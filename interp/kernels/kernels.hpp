@@ -18,7 +18,8 @@ using Prepare = exec::PreparedState(const ir::Op& op, std::span<const exec::View
                                     std::span<const exec::View> outputs);
 Prepare prepare_binary; // add, sub, mul, div, pow, maximum, minimum
 Prepare prepare_compare, prepare_where, prepare_clamp, prepare_masked_fill;
-Prepare prepare_reduction; // reduce_sum, reduce_mean, reduce_max, reduce_min
+Prepare prepare_reduction; // reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod
+Prepare prepare_variance;  // reduce_var, reduce_std
 Prepare prepare_argmax;    // argmax, argmin
 Prepare prepare_cumsum;
 Prepare prepare_softmax;  // softmax, log_softmax

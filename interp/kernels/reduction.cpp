@@ -1,6 +1,7 @@
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/kernels.hpp"
 #include <array>
+#include <cmath>
 
 namespace kiln::interp {
 
@@ -10,7 +11,7 @@ using exec::View;
 
 namespace {
 
-enum class Reduction { sum, mean, max, min };
+enum class Reduction { sum, mean, max, min, prod };
 
 // Floats accumulate in double, integers in int64 (wrapping), then round once into the result.
 template <class T> using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
@@ -124,6 +125,7 @@ struct ReducePlan {
 Reduction reduction_of(ir::OpKind kind) {
   if (kind == ir::OpKind::reduce_max) return Reduction::max;
   if (kind == ir::OpKind::reduce_min) return Reduction::min;
+  if (kind == ir::OpKind::reduce_prod) return Reduction::prod;
   return kind == ir::OpKind::reduce_mean ? Reduction::mean : Reduction::sum;
 }
 
@@ -170,10 +172,13 @@ std::vector<Acc> run_passes(const View& x, std::span<const ReducePass> passes, C
   return partial;
 }
 
-// Reducing an empty axis: sums are 0, means NaN (0 / 0); max and min were refused by reduce_plan.
+// Reducing an empty axis: sums are 0, products 1, means NaN (0 / 0); max and min were refused by
+// reduce_plan.
 template <class E> void reduce_empty(const KernelArgs& args, Reduction kind) {
   using C = typename E::Compute;
-  const C value = kind == Reduction::sum ? C(0) : C(std::numeric_limits<double>::quiet_NaN());
+  const C value = kind == Reduction::sum    ? C(0)
+                  : kind == Reduction::prod ? C(1)
+                                            : C(std::numeric_limits<double>::quiet_NaN());
   auto* out = args.outputs[0].as<typename E::Storage>();
   std::fill(out, out + args.outputs[0].numel(), E::store(value));
 }
@@ -189,6 +194,8 @@ template <class E> void reduce_typed(const KernelArgs& args, const ReducePlan& p
     acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return nan_max(a, b); });
   else if (kind == Reduction::min)
     acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return nan_min(a, b); });
+  else if (kind == Reduction::prod)
+    acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return wrapping_mul(a, b); });
   else
     acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return wrapping_add(a, b); });
   auto* out = y.as<typename E::Storage>();
@@ -260,6 +267,7 @@ void reduce_sum(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reducti
 void reduce_mean(const KernelArgs& args) { reduce<FloatDTypes>(args, Reduction::mean); }
 void reduce_max(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::max); }
 void reduce_min(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::min); }
+void reduce_prod(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::prod); }
 
 exec::PreparedState prepare_reduction(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
   return make_prepared(reduce_plan(KernelArgs{op, inputs, outputs}));
@@ -275,6 +283,38 @@ exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const View> input
   if (s.outer * s.inner != 0 && s.size == 0)
     throw Error(ErrorKind::shape, ir::op_place(op) + ": an empty axis has no extreme to index");
   return make_prepared(s);
+}
+
+// Where each input element lands in the result of reduce_var / reduce_std (C order), and the count
+// n of elements per result.
+struct VariancePlan {
+  std::vector<int64_t> dims, result_strides; // per input axis; 0 along the reduced ones
+  int64_t per_result = 0;
+};
+
+exec::PreparedState prepare_variance(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  const View &x = inputs[0], &y = outputs[0];
+  require_same_dtype(KernelArgs{op, inputs, outputs}, {0});
+  if (!dtype_is_float(x.dtype)) throw_unsupported_dtype(op, x.dtype);
+  const auto& p = ir::params_of<ir::VarianceParams>(op);
+  VariancePlan plan;
+  plan.dims.assign(x.dims.begin(), x.dims.end());
+  plan.result_strides.assign(x.dims.size(), 0);
+  std::vector<bool> reduced(x.dims.size(), false);
+  for (int64_t axis : p.axes)
+    reduced[size_t(require_axis(op, axis, int64_t(x.dims.size())))] = true;
+  int64_t stride = 1, kept = 1;
+  for (size_t d = x.dims.size(); d-- > 0;) {
+    if (reduced[d]) continue;
+    plan.result_strides[d] = stride;
+    stride *= x.dims[d];
+    kept *= x.dims[d];
+  }
+  if (kept != y.numel())
+    throw Error(ErrorKind::shape, ir::op_place(op) + ": result dims " + dims_string(y.dims) +
+                                      " do not match the reduction of " + dims_string(x.dims));
+  plan.per_result = kept == 0 ? 0 : x.numel() / kept;
+  return make_prepared(std::move(plan));
 }
 
 exec::PreparedState prepare_softmax(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
@@ -351,6 +391,54 @@ void cumsum(const KernelArgs& args) {
     });
   });
 }
+
+namespace {
+
+// Calls fn(input index, result index) for every input element in C order.
+template <class Fn> void for_each_landing(const VariancePlan& plan, int64_t numel, Fn fn) {
+  std::vector<int64_t> index(plan.dims.size(), 0);
+  int64_t result = 0;
+  for (int64_t i = 0; i < numel; ++i) {
+    fn(i, result);
+    for (size_t d = plan.dims.size(); d-- > 0;) {
+      result += plan.result_strides[d];
+      if (++index[d] < plan.dims[d]) break;
+      result -= plan.result_strides[d] * plan.dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// Two passes in double: the means, then the squared deviations from them (accurate where the
+// one-pass sum of squares cancels).
+void variance(const KernelArgs& args, bool root) {
+  const View &x = args.inputs[0], &y = args.outputs[0];
+  const VariancePlan& plan = prepared<VariancePlan>(args);
+  const int64_t correction = ir::params_of<ir::VarianceParams>(args.op).correction;
+  const double divisor = double(std::max<int64_t>(0, plan.per_result - correction));
+  dispatch_dtype(FloatDTypes{}, x.dtype, args.op, [&](auto e) {
+    using E = decltype(e);
+    const auto* in = x.as<const typename E::Storage>();
+    std::vector<double> mean(size_t(y.numel()), 0.0), squares(size_t(y.numel()), 0.0);
+    for_each_landing(plan, x.numel(), [&](int64_t i, int64_t r) { mean[size_t(r)] += double(E::load(in[i])); });
+    for (double& m : mean)
+      m /= double(plan.per_result);
+    for_each_landing(plan, x.numel(), [&](int64_t i, int64_t r) {
+      const double d = double(E::load(in[i])) - mean[size_t(r)];
+      squares[size_t(r)] += d * d;
+    });
+    auto* out = y.as<typename E::Storage>();
+    for (size_t r = 0; r < squares.size(); ++r) {
+      const double v = squares[r] / divisor;
+      out[r] = E::store(typename E::Compute(root ? std::sqrt(v) : v));
+    }
+  });
+}
+
+} // namespace
+
+void reduce_var(const KernelArgs& args) { variance(args, false); }
+void reduce_std(const KernelArgs& args) { variance(args, true); }
 
 void softmax(const KernelArgs& args) { softmax_any(args, false, softmax); }
 void log_softmax(const KernelArgs& args) { softmax_any(args, true, log_softmax); }

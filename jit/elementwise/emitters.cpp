@@ -187,6 +187,9 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::reduce_mean:
   case OpKind::reduce_max:
   case OpKind::reduce_min:
+  case OpKind::reduce_prod:
+  case OpKind::reduce_var:
+  case OpKind::reduce_std:
   case OpKind::masked_fill: // no emitter yet: the interpreter's kernel runs it
   case OpKind::argmax:
   case OpKind::argmin:

@@ -119,6 +119,12 @@ OpParams reduce(const Attrs& attrs, Types in) {
       written.empty() ? std::vector<bool>(size_t(rank), true) : marked_axes(written, rank);
   return ReduceParams{indices_of(reduced), get_bool(attrs, "keepdims")};
 }
+OpParams variance(const Attrs& attrs, Types in) {
+  const auto reduced = std::get<ReduceParams>(reduce(attrs, in));
+  const int64_t correction = optional<int64_t>(attrs, "correction", "i64", 1);
+  if (correction < 0) throw AttrError("correction must be >= 0, got " + std::to_string(correction));
+  return VarianceParams{reduced.axes, correction, reduced.keepdims};
+}
 OpParams argmax(const Attrs& attrs, Types in) {
   return ArgmaxParams{normalize_axis(get_int(attrs, "axis"), operand_rank(in)), get_bool(attrs, "keepdims")};
 }
@@ -217,6 +223,10 @@ struct Encoder {
   Attrs operator()(const CastParams& p) const { return {{"dtype", Attr::of_dtype(p.dtype)}}; }
   Attrs operator()(const ReduceParams& p) const {
     return {{"axes", ints(p.axes)}, {"keepdims", Attr::of_bool(p.keepdims)}};
+  }
+  Attrs operator()(const VarianceParams& p) const {
+    return {
+        {"axes", ints(p.axes)}, {"correction", Attr::of_int(p.correction)}, {"keepdims", Attr::of_bool(p.keepdims)}};
   }
   Attrs operator()(const ArgmaxParams& p) const {
     return {{"axis", Attr::of_int(p.axis)}, {"keepdims", Attr::of_bool(p.keepdims)}};

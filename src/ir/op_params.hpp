@@ -64,6 +64,14 @@ struct ReduceParams {
   friend bool operator==(const ReduceParams&, const ReduceParams&) = default;
 };
 
+// reduce_var and reduce_std: the reduced axes as ReduceParams, and n - correction the divisor.
+struct VarianceParams {
+  std::vector<int64_t> axes;
+  int64_t correction = 1;
+  bool keepdims = false;
+  friend bool operator==(const VarianceParams&, const VarianceParams&) = default;
+};
+
 // argmax and argmin.
 struct ArgmaxParams {
   int64_t axis = 0;
@@ -196,11 +204,12 @@ struct InvalidParams {
   friend bool operator==(const InvalidParams&, const InvalidParams&) = default;
 };
 
-using OpParams = std::variant<NoParams, GeluParams, LeakyReluParams, EluParams, SoftplusParams, CompareParams,
-                              CastParams, ReduceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams,
-                              ConvParams, PoolParams, AvgPoolParams, ShapeParams, TransposeParams, SplitParams,
-                              SliceParams, AxesParams, DiagonalParams, MaskedFillParams, PadParams, ConstantParams,
-                              ExternalParams, FullParams, ArangeParams, CallParams, CustomParams, InvalidParams>;
+using OpParams =
+    std::variant<NoParams, GeluParams, LeakyReluParams, EluParams, SoftplusParams, CompareParams, CastParams,
+                 ReduceParams, VarianceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams, ConvParams,
+                 PoolParams, AvgPoolParams, ShapeParams, TransposeParams, SplitParams, SliceParams, AxesParams,
+                 DiagonalParams, MaskedFillParams, PadParams, ConstantParams, ExternalParams, FullParams, ArangeParams,
+                 CallParams, CustomParams, InvalidParams>;
 
 // A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
 // range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
@@ -231,6 +240,7 @@ KILN_DECODER(softplus)
 KILN_DECODER(compare)
 KILN_DECODER(cast)
 KILN_DECODER(reduce)
+KILN_DECODER(variance)
 KILN_DECODER(argmax)
 KILN_DECODER(axis)
 KILN_DECODER(norm)

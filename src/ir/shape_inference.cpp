@@ -117,6 +117,12 @@ Types reduce(In in, const OpParams& params) {
   return {tensor_of(in[0].dtype, out)};
 }
 
+Types variance(In in, const OpParams& params) {
+  if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input", ErrorKind::dtype);
+  const auto& p = std::get<VarianceParams>(params);
+  return reduce(in, ReduceParams{p.axes, p.keepdims});
+}
+
 Types argmax(In in, const OpParams& params) {
   const auto& [axis, keepdims] = std::get<ArgmaxParams>(params);
   Shape out;

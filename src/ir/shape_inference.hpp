@@ -15,6 +15,7 @@ Types where(In in, const OpParams& params);
 Types cast(In in, const OpParams& params);
 Types masked_fill(In in, const OpParams& params);
 Types reduce(In in, const OpParams& params);
+Types variance(In in, const OpParams& params);
 Types argmax(In in, const OpParams& params);
 Types softmax(In in, const OpParams& params);
 Types cumsum(In in, const OpParams& params);

@@ -163,6 +163,15 @@ Tensor max(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc
 Tensor min(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc loc) {
   return apply1(OpKind::reduce_min, {x}, reduce_attrs(axes, keepdims), loc);
 }
+Tensor prod(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims, Loc loc) {
+  return apply1(OpKind::reduce_prod, {x}, reduce_attrs(axes, keepdims), loc);
+}
+Tensor var(const Tensor& x, const std::vector<int64_t>& axes, int64_t correction, bool keepdims, Loc loc) {
+  return apply1(OpKind::reduce_var, {x}, encode_params(ir::VarianceParams{axes, correction, keepdims}), loc);
+}
+Tensor std(const Tensor& x, const std::vector<int64_t>& axes, int64_t correction, bool keepdims, Loc loc) {
+  return apply1(OpKind::reduce_std, {x}, encode_params(ir::VarianceParams{axes, correction, keepdims}), loc);
+}
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdims, Loc loc) {
   return apply1(OpKind::argmax, {x}, encode_params(ir::ArgmaxParams{axis, keepdims}), loc);
 }
