@@ -318,6 +318,11 @@ TEST_CASE("kiln demo runs the mlp workload twice and the two runs agree") {
   CHECK(result.out.find("interpreter output: f32 [8, 10]") != std::string::npos);
   CHECK(result.out.find("(ok)") != std::string::npos);
   CHECK(result.out.find("func.func @mlp") != std::string::npos);
+  // Then the module compiled at call time: one symbolic entry, promoted, agreeing with the interpreter.
+  CHECK(result.out.find("entries 1 (0=f32[s0, 256]), hits 57, misses 1; tiers agree within 1e-4: yes") !=
+        std::string::npos);
+  CHECK(result.out.find("batch 64 call 4: served by " + std::string(KILN_HAS_JIT ? "jit" : "interp")) !=
+        std::string::npos);
 }
 
 TEST_CASE("kiln-check-workloads reports a missing reference folder") {
