@@ -304,6 +304,9 @@ TEST_CASE("8 threads call one compiled module with mixed batches while it recomp
     thread.join();
   CHECK(wrong == 0);
   CHECK(failed == 0);
+  // One trace per batch size: a thread missing on a signature another is tracing waits for it.
   CHECK(compiled.stats().entries == 5);
+  CHECK(compiled.stats().misses == 5);
+  CHECK(compiled.stats().uncached_calls == 0);
   CHECK(compiled.stats().hits + compiled.stats().misses == 96);
 }

@@ -79,11 +79,14 @@ public:
 
   // What a call needs: an entry that serves it, or the layouts to trace it with (one per tensor
   // leaf; `symbolic` when some dim is), or to run eagerly (past the recompile limit).
+  // A miss also holds `in_flight` while it traces: other calls with the same signature wait for that
+  // trace instead of tracing it again (and spending the recompile limit on copies).
   struct Decision {
     std::shared_ptr<Entry> entry;
     std::vector<TensorLayout> layouts;
     bool symbolic = false;
     bool eager = false;
+    std::shared_ptr<void> in_flight;
   };
   Decision decide(const TreeLeaves& leaves, const std::vector<Tensor>& tensors, std::type_index args_type);
   // A trace with symbolic dims failed (an op that cannot be batch-polymorphic): logged once, and

@@ -1,5 +1,6 @@
 #include "runtime/log.hpp"
 #include <algorithm>
+#include <condition_variable>
 #include <kiln/jit.hpp>
 #include <map>
 
@@ -60,6 +61,14 @@ bool same_structure(const Pattern& a, const Pattern& b) {
   return true;
 }
 
+// The same concrete signature.
+bool same_signature(const Pattern& a, const Pattern& b) {
+  if (!same_structure(a, b)) return false;
+  for (size_t i = 0; i < a.leaves.size(); ++i)
+    if (a.leaves[i].dims != b.leaves[i].dims) return false;
+  return true;
+}
+
 // Whether an entry's pattern serves a call's (concrete) pattern.
 bool serves(const Pattern& entry, const Pattern& call) {
   if (!same_structure(entry, call)) return false;
@@ -94,6 +103,14 @@ struct TraceCache::State {
   bool static_only = false;                              // a symbolic trace failed: dims stay static
   bool limit_logged = false;                             // the recompile limit's line was printed
   std::set<std::pair<std::string, size_t>> dynamic_dims; // automatic: (leaf path, dim) now symbolic
+  // Signatures being traced now, and the wake-up of the calls waiting for one of them.
+  std::vector<std::pair<std::type_index, std::shared_ptr<const Pattern>>> in_flight;
+  std::condition_variable traced;
+
+  bool is_in_flight(const Pattern& call, std::type_index args_type) const {
+    return std::any_of(in_flight.begin(), in_flight.end(),
+                       [&](const auto& p) { return p.first == args_type && same_signature(*p.second, call); });
+  }
 };
 
 TraceCache::TraceCache(JitOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {
@@ -169,10 +186,14 @@ std::string describe_miss(const Pattern& call, const std::vector<std::shared_ptr
 TraceCache::Decision TraceCache::decide(const TreeLeaves& leaves, const std::vector<Tensor>& tensors,
                                         std::type_index args_type) {
   State& s = *state_;
-  const Pattern call = call_pattern(leaves, tensors);
-  const std::lock_guard lock(s.mutex);
-  for (const auto& entry : s.entries)
-    if (entry->args_type == args_type && serves(*entry->pattern, call)) return {entry, {}, false, false};
+  auto call = std::make_shared<const Pattern>(call_pattern(leaves, tensors));
+  std::unique_lock lock(s.mutex);
+  while (true) {
+    for (const auto& entry : s.entries)
+      if (entry->args_type == args_type && serves(*entry->pattern, *call)) return {entry, {}, false, false, nullptr};
+    if (!s.is_in_flight(*call, args_type)) break;
+    s.traced.wait(lock); // another thread traces this signature: its entry will serve this call
+  }
 
   if (s.traces >= uint64_t(options_.recompile_limit)) {
     ++s.uncached;
@@ -182,9 +203,9 @@ TraceCache::Decision TraceCache::decide(const TreeLeaves& leaves, const std::vec
                             "): new signatures run eagerly, uncached; its " + std::to_string(s.entries.size()) +
                             " entries keep serving (JitOptions::recompile_limit)");
     s.limit_logged = true;
-    return {nullptr, {}, false, true};
+    return {nullptr, {}, false, true, nullptr};
   }
-  const std::string why = describe_miss(call, s.entries, args_type, options_.argument_names);
+  const std::string why = describe_miss(*call, s.entries, args_type, options_.argument_names);
   if (s.fail_on_recompile && s.traces > 0)
     throw Error(ErrorKind::spec, options_.name + " would recompile, and fail_on_recompile is set: " + why);
 
@@ -192,17 +213,17 @@ TraceCache::Decision TraceCache::decide(const TreeLeaves& leaves, const std::vec
   // become symbolic, for this trace and later ones.
   if (options_.dynamic == Dynamic::automatic)
     for (const auto& entry : s.entries) {
-      if (entry->args_type != args_type || !same_structure(*entry->pattern, call)) continue;
-      for (size_t i = 0; i < call.leaves.size(); ++i)
-        for (size_t d = 0; d < call.leaves[i].dims.size(); ++d)
-          if (entry->pattern->leaves[i].dims[d] != call.leaves[i].dims[d])
-            s.dynamic_dims.emplace(call.leaves[i].path, d);
+      if (entry->args_type != args_type || !same_structure(*entry->pattern, *call)) continue;
+      for (size_t i = 0; i < call->leaves.size(); ++i)
+        for (size_t d = 0; d < call->leaves[i].dims.size(); ++d)
+          if (entry->pattern->leaves[i].dims[d] != call->leaves[i].dims[d])
+            s.dynamic_dims.emplace(call->leaves[i].path, d);
     }
 
   Decision decision;
   std::map<int64_t, std::string> symbol_of_size; // duck sizing: equal sizes share a symbol
   size_t next = 0;
-  for (const Pattern::Leaf& leaf : call.leaves) {
+  for (const Pattern::Leaf& leaf : call->leaves) {
     if (leaf.kind == TreeLeaf::Kind::baked) continue;
     Shape shape;
     for (size_t d = 0; d < leaf.dims.size(); ++d) {
@@ -223,6 +244,13 @@ TraceCache::Decision TraceCache::decide(const TreeLeaves& leaves, const std::vec
   }
   ++s.traces;
   ++s.misses;
+  s.in_flight.emplace_back(args_type, call);
+  State* state = &s;
+  decision.in_flight = std::shared_ptr<void>(nullptr, [state, call](void*) {
+    const std::lock_guard done(state->mutex);
+    std::erase_if(state->in_flight, [&](const auto& p) { return p.second == call; });
+    state->traced.notify_all();
+  });
   if (runtime::log_enabled(runtime::LogChannel::recompiles))
     runtime::log_line(runtime::LogChannel::recompiles, "recompiling " + options_.name + " (entry " +
                                                            std::to_string(s.traces) + " of " +
