@@ -208,15 +208,15 @@ void relu(const KernelArgs& args) {
   // `x < 0` is false for NaN, so NaN passes through like torch.relu.
   unary<ArithmeticDTypes>(args, [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
 }
+// relu6(x + 3), hardsigmoid's and hardswish's first steps in torch's order; the comparisons are
+// written so that NaN falls through to the result.
+template <class T> T relu6_of_x_plus_3(T x) {
+  T t = x + T(3);
+  t = t < T(0) ? T(0) : t;
+  return t > T(6) ? T(6) : t;
+}
 void hardsigmoid(const KernelArgs& args) {
-  // torch's order of operations; comparisons written so that NaN falls through to the result.
-  unary<FloatDTypes>(args, [](auto x) {
-    using T = decltype(x);
-    T t = x + T(3);
-    t = t < T(0) ? T(0) : t;
-    t = t > T(6) ? T(6) : t;
-    return t / T(6);
-  });
+  unary<FloatDTypes>(args, [](auto x) { return relu6_of_x_plus_3(x) / decltype(x)(6); });
 }
 // Integers are already whole, as in torch.
 void floor(const KernelArgs& args) {
@@ -237,14 +237,8 @@ void sign(const KernelArgs& args) {
   });
 }
 void hardswish(const KernelArgs& args) {
-  // hardsigmoid's steps, then torch's x * t / 6.
-  unary<FloatDTypes>(args, [](auto x) {
-    using T = decltype(x);
-    T t = x + T(3);
-    t = t < T(0) ? T(0) : t;
-    t = t > T(6) ? T(6) : t;
-    return x * t / T(6);
-  });
+  // torch's x * t / 6, in that order.
+  unary<FloatDTypes>(args, [](auto x) { return x * relu6_of_x_plus_3(x) / decltype(x)(6); });
 }
 void leaky_relu(const KernelArgs& args) {
   const double slope = ir::params_of<ir::LeakyReluParams>(args.op).negative_slope;
