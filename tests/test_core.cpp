@@ -22,18 +22,19 @@ TEST_CASE("dtype sizes and MLIR names round trip") {
   CHECK_THROWS_WITH_AS(parse_dtype("f12"), "dtype error: unknown dtype 'f12'", Error);
 }
 
-TEST_CASE("symbolic dim names must be identifiers") {
+TEST_CASE("symbolic dims are identifiers or expressions over them") {
   CHECK(Dim("batch").is_symbolic());
   CHECK(Dim("_b2").name() == "_b2");
   CHECK(Dim(3).is_static());
-  for (const char* bad : {"", "2batch", "bat ch", "b-1", "x.y"}) {
+  for (const char* bad : {"", "2batch", "bat ch", "b-", "x.y"}) {
     CAPTURE(bad);
     try {
       Dim d(bad);
       FAIL("accepted a bad name");
     } catch (const Error& e) {
       CHECK(e.kind() == ErrorKind::spec);
-      CHECK(e.message().find("invalid symbolic dimension name '" + std::string(bad) + "'") != std::string::npos);
+      CHECK(e.message().find("invalid symbolic dimension") != std::string::npos);
+      CHECK(e.message().find("'" + std::string(bad) + "'") != std::string::npos);
     }
   }
   CHECK_THROWS_AS(Dim(-5), Error);

@@ -584,6 +584,28 @@ TEST_CASE("functions without results and rank-0 and symbolic types round-trip") 
   check_round_trip(m);
 }
 
+TEST_CASE("symbolic dim expressions round-trip in types and attributes, and mlir-opt accepts them") {
+  Function fn;
+  fn.name = "expressions";
+  FunctionBuilder b{fn};
+  const Dim batch("batch"), seq("seq");
+  ValueId x = fn.add_arg(tensor_type(DType::f32, {batch * 6, (seq + 1) / 2, seq - 1}));
+  b.results(OpKind::reshape, {x}, {{"shape", Attr::of_shape({batch * 6 * ((seq + 1) / 2), seq - 1})}});
+  Module m;
+  m.functions = {fn};
+  std::string text = print_module(m);
+  CHECK(text.find("!kiln.tensor<[batch*6, (seq+1)/2, seq-1], f32>") != std::string::npos);
+  CHECK(text.find("shape = [\"((seq+1)/2)*batch*6\", \"seq-1\"]") != std::string::npos);
+  check_round_trip(m);
+  // Written by hand with spaces and in another order, it reads as the same canonical dims.
+  Module hand = parse_module("module @m {\n  func.func @f(%a: !kiln.tensor<[6 * batch, seq - 1], f32>) -> () {\n"
+                             "    return\n  }\n}\n");
+  CHECK(hand.entry().arg_types()[0].shape == Shape{batch * 6, seq - 1});
+  check_parse_error("module @m {\n  func.func @f(%arg0: !kiln.tensor<[^seq/n], f32>) -> () {\n    return\n  }\n}\n",
+                    "bad dim `seq/n`: a dim can only be divided by a positive integer at column 5, expected a size, "
+                    "a symbolic name such as batch or an expression such as batch*6");
+}
+
 TEST_CASE("parser rebuilds types, privacy, attributes and locations from hand-written text") {
   Module m = parse_module(R"(// a comment before the module
 module @hand {  // and after a brace
@@ -725,7 +747,7 @@ TEST_CASE("sizes that overflow inside an op's inference are shape errors at the 
       in_function("    %0 = ^\"kiln.pad\"(%arg0) {pads = array<i64: 1, 9223372036854775807>, value = 0.0 : "
                   "f64} : (!kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32>\n");
   CHECK(error_at_marker(pad, ErrorKind::shape)
-            .ends_with(": kiln.pad at <unknown>: padded dim: 3 + 9223372036854775807 overflows int64"));
+            .ends_with(": kiln.pad at <unknown>: dim size: 3 + 9223372036854775807 overflows int64"));
   std::string arange =
       in_function("    %0 = ^\"kiln.arange\"() {dtype = f32, start = 0.0 : f64, step = 0.001 : f64, stop "
                   "= 1.0e30 : f64} : () -> !kiln.tensor<[2], f32>\n");

@@ -164,7 +164,7 @@ TEST_CASE("matmul matches inner dims and broadcasts batch dims") {
   CHECK(mentions(error_of(OpKind::matmul, {f32({3}), f32({3, 2})}), "operands need rank >= 2"));
 }
 
-TEST_CASE("conv2d and pooling compute output sizes for static spatial dims") {
+TEST_CASE("conv2d and pooling compute output sizes for static and symbolic spatial dims") {
   Attrs c{{"stride", Attr::of_ints({2, 2})},
           {"padding", Attr::of_ints({1, 1})},
           {"dilation", Attr::of_ints({1, 1})},
@@ -178,7 +178,11 @@ TEST_CASE("conv2d and pooling compute output sizes for static spatial dims") {
   CHECK(shape_of(OpKind::conv2d, {f32({1, 4, 17, 17}), f32({6, 2, 3, 3})}, d) == Shape{1, 6, 13, 11});
   CHECK(mentions(error_of(OpKind::conv2d, {f32({1, 4, 8, 8}), f32({6, 4, 3, 3})}, d),
                  "expects 4 input channels per group"));
-  CHECK(mentions(error_of(OpKind::conv2d, {f32({1, 3, "h", 8}), f32({6, 3, 3, 3})}, c), "input height must be static"));
+  // A symbolic spatial dim gives the window formula over it (channels and kernel stay static).
+  CHECK(shape_of(OpKind::conv2d, {f32({1, 32, "h", 64}), f32({64, 32, 3, 3})}, c) ==
+        Shape{1, 64, (Dim("h") + 1) / 2, 32});
+  CHECK(
+      mentions(error_of(OpKind::conv2d, {f32({1, "c", 8, 8}), f32({6, 3, 3, 3})}, c), "input channels must be static"));
   Attrs plain{{"stride", Attr::of_ints({1, 1})},
               {"padding", Attr::of_ints({0, 0})},
               {"dilation", Attr::of_ints({1, 1})},
@@ -202,7 +206,12 @@ TEST_CASE("reshape infers one -1, symbolic dims included") {
   CHECK(ir::infer::resolve_reshape({2, 3}, {-1}) == Shape{6});
   CHECK_THROWS_WITH_AS(ir::infer::resolve_reshape({2, 3}, {4, -1}),
                        "cannot reshape [2, 3] to [4, -1]: 4 does not divide the element count", ir::InferError);
-  CHECK_THROWS_AS(ir::infer::resolve_reshape({"a", "b"}, {-1}), ir::InferError);
+  CHECK(ir::infer::resolve_reshape({"a", "b"}, {-1}) == Shape{Dim("a") * Dim("b")});
+  CHECK(ir::infer::resolve_reshape({"batch", 6, 4}, {-1, 4}) == Shape{Dim("batch") * 6, 4});
+  CHECK(ir::infer::resolve_reshape({"b", "s", 64}, {"s", -1}) == Shape{"s", Dim("b") * 64});
+  // Not a whole multiple for every n: n/2, which each call's sizes confirm.
+  CHECK(ir::infer::resolve_reshape({"n"}, {-1, 2}) == Shape{Dim("n") / 2, 2});
+  CHECK_THROWS_AS(ir::infer::resolve_reshape({"a", 3}, {"b", -1}), ir::InferError);
   CHECK_THROWS_AS(ir::infer::resolve_reshape({2, 3}, {-1, -1}), ir::InferError);
   CHECK_THROWS_AS(ir::infer::resolve_reshape({"batch", 3}, {"seq", 3}), ir::InferError);
   CHECK(shape_of(OpKind::reshape, {f32({"b", 6})}, {{"shape", Attr::of_shape({"b", 2, 3})}}) == Shape{"b", 2, 3});
@@ -224,8 +233,12 @@ TEST_CASE("layout ops: transpose, broadcast_to, concat, split, slice, squeeze, u
                  "split sizes add up to 6, axis has 10"));
   Attrs s{{"starts", Attr::of_ints({0, 1})}, {"ends", Attr::of_ints({INT64_MAX, 8})}, {"steps", Attr::of_ints({1, 3})}};
   CHECK(shape_of(OpKind::slice, {f32({"b", 10})}, s) == Shape{"b", 3});
-  Attrs bad{{"starts", Attr::of_ints({1})}, {"ends", Attr::of_ints({3})}, {"steps", Attr::of_ints({1})}};
-  CHECK(mentions(error_of(OpKind::slice, {f32({"b"})}, bad), "symbolic axis 'b' can only be sliced whole"));
+  // A symbolic axis takes the bounds as they are: [1, 3) is 2 long for any b >= 3.
+  Attrs inner{{"starts", Attr::of_ints({1})}, {"ends", Attr::of_ints({3})}, {"steps", Attr::of_ints({1})}};
+  CHECK(shape_of(OpKind::slice, {f32({"b"})}, inner) == Shape{2});
+  Attrs tail{
+      {"starts", Attr::of_shape({Dim("b") - 1})}, {"ends", Attr::of_ints({INT64_MAX})}, {"steps", Attr::of_ints({1})}};
+  CHECK(shape_of(OpKind::slice, {f32({"b"})}, tail) == Shape{1});
   CHECK(shape_of(OpKind::squeeze, {f32({"b", 1, 3})}, {{"axes", Attr::of_ints({1})}}) == Shape{"b", 3});
   CHECK(mentions(error_of(OpKind::squeeze, {f32({2, 3})}, {{"axes", Attr::of_ints({1})}}),
                  "cannot squeeze axis 1 of size 3"));
@@ -348,15 +361,15 @@ TEST_CASE("slice with a huge step keeps one element instead of overflowing") {
 
 TEST_CASE("reshape, concat, split and pad sizes that overflow are shape errors") {
   CHECK(mentions(error_of(OpKind::reshape, {f32({2})}, {{"shape", Attr::of_shape({k2to32, k2to32, 16})}}),
-                 "kiln.reshape at model.cpp:42:17: element count: 4294967296 * 4294967296 overflows int64"));
+                 "kiln.reshape at model.cpp:42:17: dim size: 4294967296 * 4294967296 overflows int64"));
   CHECK_THROWS_AS(ir::infer::resolve_reshape({2}, {k2to32, k2to32, 16, -1}), SizeError);
   CHECK_THROWS_AS(ir::infer::resolve_reshape({k2to32, k2to32, 16}, {-1}), SizeError);
   CHECK(mentions(error_of(OpKind::concat, {f32({k2to62}), f32({k2to62})}, {{"axis", Attr::of_int(0)}}),
-                 "concat axis: 4611686018427387904 + 4611686018427387904 overflows int64"));
+                 "dim size: 4611686018427387904 + 4611686018427387904 overflows int64"));
   CHECK(mentions(error_of(OpKind::split, {f32({10})}, {{"axis", Attr::of_int(0)}, {"sizes", Attr::of_ints({kMax, 1})}}),
                  "split sizes: 9223372036854775807 + 1 overflows int64"));
   CHECK(mentions(error_of(OpKind::pad, {f32({2})}, {{"pads", Attr::of_ints({1, kMax})}, {"value", Attr::of_float(0)}}),
-                 "padded dim: 3 + 9223372036854775807 overflows int64"));
+                 "dim size: 3 + 9223372036854775807 overflows int64"));
 }
 
 TEST_CASE("KILN_MAX_TENSOR_BYTES bounds inferred results and allocated tensors") {

@@ -134,8 +134,14 @@ Tensor transpose(const Tensor& x, int64_t a, int64_t b, Loc loc = Loc::current()
 Tensor broadcast_to(const Tensor& x, const Shape& shape, Loc loc = Loc::current());
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis, Loc loc = Loc::current());
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis, Loc loc = Loc::current());
-// Python-style slice on one axis: negative indices count from the end; end is clipped.
+// Python-style slice on one axis: negative indices count from the end; end is clipped. On a
+// symbolic axis seq, x[:, -1:] is seq-1..seq and the length assumes the bounds lie inside the axis,
+// which each call's sizes are checked against.
 Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t step = 1, Loc loc = Loc::current());
+// Bounds that may be symbolic: x[:, :seq-1] is slice(x, 1, 0, x.dim_of(1) - 1); pos[:seq] of a
+// static axis 128 is slice(pos, 0, 0, seq) (seq <= 128 is checked at each call).
+Tensor slice(const Tensor& x, int64_t axis, const Dim& start, const Dim& end, int64_t step = 1,
+             Loc loc = Loc::current());
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc = Loc::current());
 Tensor unsqueeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc = Loc::current());
 Tensor flatten(const Tensor& x, int64_t start_axis = 1, Loc loc = Loc::current());
@@ -149,6 +155,8 @@ Tensor constant(const Tensor& value, Loc loc = Loc::current());
 Tensor constant_external(const std::string& name, const TensorLayout& layout, Loc loc = Loc::current());
 Tensor full(const Shape& shape, double value, DType dtype = DType::f32, Loc loc = Loc::current());
 Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType::f32, Loc loc = Loc::current());
+// 0, 1, ..., length - 1, as torch.arange(n) (i64 by default); length may be symbolic: arange(x.dim_of(1)).
+Tensor arange(const Dim& length, DType dtype = DType::i64, Loc loc = Loc::current());
 
 // Stores value into a buffer argument (staged from a BufferLayout).
 void buffer_store(const Tensor& buffer, const Tensor& value, Loc loc = Loc::current());

@@ -47,6 +47,10 @@ public:
   // Static sizes (concrete tensors; symbolic ones throw when a dim is symbolic).
   std::vector<int64_t> dims() const;
   int64_t dim(int64_t axis) const;
+  // The dim itself, static or symbolic, for the ops that take sizes (PyTorch's x.size(axis)):
+  // F::arange(x.dim_of(1)), F::full({d, d}, 0.0), F::reshape(x, {d, -1}). Negative axes count
+  // from the end.
+  Dim dim_of(int64_t axis) const;
   int64_t numel() const;
   size_t nbytes() const;
 

@@ -140,7 +140,8 @@ void slice(const KernelArgs& args) {
   require_same_dtype(args, {0});
   const View &x = args.inputs[0], &y = args.outputs[0];
   const ir::SliceParams& params = ir::params_of<ir::SliceParams>(args.op);
-  const std::vector<int64_t>&starts = params.starts, &steps = params.steps;
+  const std::vector<int64_t> starts = static_dims(params.starts);
+  const std::vector<int64_t>& steps = params.steps;
   const size_t rank = x.dims.size();
   if (starts.size() != rank || steps.size() != rank || y.dims.size() != rank)
     throw Error(ErrorKind::shape, ir::op_place(args.op) + ": starts and steps need one entry per axis (rank " +

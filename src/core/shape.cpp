@@ -1,21 +1,60 @@
 #include "core/checked_arithmetic.hpp"
+#include "core/dim_expr.hpp"
 #include <kiln/error.hpp>
 #include <kiln/layout.hpp>
 #include <kiln/shape.hpp>
 
 namespace kiln {
 
+namespace dim_expr {
+
+Poly poly_of(const Dim& d) {
+  if (d.is_static()) return Poly::constant(d.size());
+  return d.is_symbol() ? Poly::symbol(d.name()) : Poly::parse(d.name());
+}
+
+Dim dim_of(const Poly& p) {
+  if (std::optional<int64_t> size = p.constant_value()) {
+    if (*size < 0) throw Error(ErrorKind::shape, "dimension size " + std::to_string(*size) + " is negative");
+    return Dim(*size);
+  }
+  Dim d(0);
+  d.name_ = p.to_string();
+  d.expression_ = !is_valid_symbolic_name(d.name_);
+  return d;
+}
+
+} // namespace dim_expr
+
+using dim_expr::dim_of;
+using dim_expr::poly_of;
+
+Dim operator+(const Dim& a, const Dim& b) { return dim_of(poly_of(a) + poly_of(b)); }
+Dim operator-(const Dim& a, const Dim& b) { return dim_of(poly_of(a) - poly_of(b)); }
+Dim operator*(const Dim& a, const Dim& b) { return dim_of(poly_of(a) * poly_of(b)); }
+Dim operator/(const Dim& a, const Dim& b) {
+  if (!b.is_static() || b.size() <= 0)
+    throw Error(ErrorKind::shape, "dim " + a.to_string() + " divided by " + b.to_string() +
+                                      ": a dim can only be divided by a static size > 0");
+  return dim_of(dim_expr::floordiv(poly_of(a), b.size()));
+}
+
 Dim::Dim(int64_t size) : size_(size) {
   // -1 is accepted as "infer this dim" by reshape; layouts reject it.
   if (size < -1) throw Error(ErrorKind::shape, "dimension size " + std::to_string(size) + " is negative");
 }
 
-Dim::Dim(const char* name) : Dim(std::string(name ? name : "")) {}
+Dim::Dim(const char* text) : Dim(std::string(text ? text : "")) {}
 
-Dim::Dim(std::string name) : name_(std::move(name)) {
-  if (!is_valid_symbolic_name(name_))
-    throw Error(ErrorKind::spec,
-                "invalid symbolic dimension name '" + name_ + "': it must match [A-Za-z_][A-Za-z0-9_]*");
+Dim::Dim(std::string text) {
+  if (is_valid_symbolic_name(text)) {
+    name_ = std::move(text);
+    return;
+  }
+  if (text.empty())
+    throw Error(ErrorKind::spec, "invalid symbolic dimension name '': it must match [A-Za-z_][A-Za-z0-9_]* or be an "
+                                 "expression such as batch*6");
+  *this = dim_of(dim_expr::Poly::parse(text));
 }
 
 std::string Dim::to_string() const { return is_symbolic() ? name_ : std::to_string(size_); }

@@ -117,12 +117,15 @@ DType Tensor::dtype() const { return checked(impl_).layout.dtype; }
 int64_t Tensor::rank() const { return int64_t(shape().size()); }
 std::vector<int64_t> Tensor::dims() const { return static_dims(shape()); }
 int64_t Tensor::dim(int64_t axis) const {
+  const Dim d = dim_of(axis);
+  if (d.is_symbolic()) throw Error(ErrorKind::shape, "dimension '" + d.name() + "' is symbolic");
+  return d.size();
+}
+Dim Tensor::dim_of(int64_t axis) const {
   int64_t r = rank();
   if (axis < -r || axis >= r)
     throw Error(ErrorKind::shape, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
-  const Dim& d = shape()[size_t(axis < 0 ? axis + r : axis)];
-  if (d.is_symbolic()) throw Error(ErrorKind::shape, "dimension '" + d.name() + "' is symbolic");
-  return d.size();
+  return shape()[size_t(axis < 0 ? axis + r : axis)];
 }
 int64_t Tensor::numel() const { return numel_of(dims()); }
 size_t Tensor::nbytes() const { return size_t(numel()) * dtype_size(dtype()); }

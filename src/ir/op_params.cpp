@@ -1,5 +1,6 @@
 #include "ir/op_params.hpp"
 #include "ir/ops.hpp"
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -30,6 +31,18 @@ const std::string& get_string(const Attrs& a, const std::string& n) { return req
 const Attr::Ints& get_ints(const Attrs& a, const std::string& n) { return required<Attr::Ints>(a, n, "array<i64>"); }
 const Shape& get_shape(const Attrs& a, const std::string& n) { return required<Shape>(a, n, "shape"); }
 DType get_dtype(const Attrs& a, const std::string& n) { return required<DType>(a, n, "dtype"); }
+
+// Slice bounds: array<i64> when static, a shape attribute when one is symbolic. A negative static
+// bound reads as 0, the clamp inference applies to it.
+Shape get_bounds(const Attrs& attrs, const std::string& name) {
+  const Attr* attr = attrs.find(name);
+  if (attr)
+    if (const Shape* shape = std::get_if<Shape>(&attr->value)) return *shape;
+  Shape bounds;
+  for (int64_t v : get_ints(attrs, name))
+    bounds.push_back(Dim(std::max<int64_t>(v, 0)));
+  return bounds;
+}
 
 Pair get_pair(const Attrs& attrs, const std::string& name) {
   const Attr::Ints& values = get_ints(attrs, name);
@@ -164,7 +177,7 @@ OpParams split(const Attrs& attrs, Types in) {
   return SplitParams{normalize_axis(get_int(attrs, "axis"), operand_rank(in)), get_ints(attrs, "sizes")};
 }
 OpParams slice(const Attrs& attrs, Types) {
-  return SliceParams{get_ints(attrs, "starts"), get_ints(attrs, "ends"), get_ints(attrs, "steps")};
+  return SliceParams{get_bounds(attrs, "starts"), get_bounds(attrs, "ends"), get_ints(attrs, "steps")};
 }
 // squeeze's axes are of the operand, unsqueeze's of the result (rank + number of axes).
 OpParams squeeze(const Attrs& attrs, Types in) {
@@ -191,7 +204,7 @@ OpParams full(const Attrs& attrs, Types) {
 }
 OpParams arange(const Attrs& attrs, Types) {
   return ArangeParams{get_float(attrs, "start"), get_float(attrs, "stop"), get_float(attrs, "step"),
-                      get_dtype(attrs, "dtype")};
+                      get_dtype(attrs, "dtype"), optional<Shape>(attrs, "length", "shape", {})};
 }
 OpParams call(const Attrs& attrs, Types) { return CallParams{get_string(attrs, "callee")}; }
 OpParams custom(const Attrs& attrs, Types) { return CustomParams{get_string(attrs, "op")}; }
@@ -205,6 +218,7 @@ OpParams decode_params(OpKind kind, const Attrs& attrs, std::span<const ValueTyp
 namespace {
 
 Attr ints(const std::vector<int64_t>& v) { return Attr::of_ints(v); }
+Attr bounds(const Shape& s) { return shape_is_static(s) ? Attr::of_ints(static_dims(s)) : Attr::of_shape(s); }
 Attr pair(const Pair& p) { return Attr::of_ints({p[0], p[1]}); }
 
 struct Encoder {
@@ -254,7 +268,7 @@ struct Encoder {
   Attrs operator()(const TransposeParams& p) const { return {{"perm", ints(p.perm)}}; }
   Attrs operator()(const SplitParams& p) const { return {{"axis", Attr::of_int(p.axis)}, {"sizes", ints(p.sizes)}}; }
   Attrs operator()(const SliceParams& p) const {
-    return {{"starts", ints(p.starts)}, {"ends", ints(p.ends)}, {"steps", ints(p.steps)}};
+    return {{"starts", bounds(p.starts)}, {"ends", bounds(p.ends)}, {"steps", ints(p.steps)}};
   }
   Attrs operator()(const AxesParams& p) const { return {{"axes", ints(p.axes)}}; }
   Attrs operator()(const DiagonalParams& p) const { return {{"diagonal", Attr::of_int(p.diagonal)}}; }
@@ -266,10 +280,12 @@ struct Encoder {
     return {{"shape", Attr::of_shape(p.shape)}, {"value", Attr::of_float(p.value)}, {"dtype", Attr::of_dtype(p.dtype)}};
   }
   Attrs operator()(const ArangeParams& p) const {
-    return {{"start", Attr::of_float(p.start)},
-            {"stop", Attr::of_float(p.stop)},
-            {"step", Attr::of_float(p.step)},
-            {"dtype", Attr::of_dtype(p.dtype)}};
+    Attrs attrs{{"start", Attr::of_float(p.start)},
+                {"stop", Attr::of_float(p.stop)},
+                {"step", Attr::of_float(p.step)},
+                {"dtype", Attr::of_dtype(p.dtype)}};
+    if (!p.length.empty()) attrs.set("length", Attr::of_shape(p.length));
+    return attrs;
   }
   Attrs operator()(const CallParams& p) const { return {{"callee", Attr::of_string(p.callee)}}; }
   Attrs operator()(const CustomParams& p) const { return {{"op", Attr::of_string(p.op)}}; }

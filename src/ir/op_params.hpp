@@ -133,8 +133,10 @@ struct SplitParams {
   friend bool operator==(const SplitParams&, const SplitParams&) = default;
 };
 
+// starts/ends may be symbolic (x[:, seq-1:]); written as array<i64> when all are static.
 struct SliceParams {
-  std::vector<int64_t> starts, ends, steps;
+  Shape starts, ends;
+  std::vector<int64_t> steps;
   friend bool operator==(const SliceParams&, const SliceParams&) = default;
 };
 
@@ -179,9 +181,12 @@ struct FullParams {
   friend bool operator==(const FullParams&, const FullParams&) = default;
 };
 
+// length, when set (one dim, written only then), is the element count in place of
+// ceil((stop - start) / step): arange(seq) of a symbolic seq.
 struct ArangeParams {
   double start = 0.0, stop = 0.0, step = 1.0;
   DType dtype = DType::f32;
+  Shape length;
   friend bool operator==(const ArangeParams&, const ArangeParams&) = default;
 };
 

@@ -1,5 +1,6 @@
 #include "ir/shape_inference.hpp"
 #include "core/checked_arithmetic.hpp"
+#include "core/dim_expr.hpp"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -7,6 +8,10 @@
 namespace kiln::ir {
 
 namespace {
+
+using dim_expr::dim_of;
+using dim_expr::Poly;
+using dim_expr::poly_of;
 
 std::string str(const Shape& s) { return shape_to_string(s); }
 std::string str(const ValueType& t) { return std::string(dtype_name(t.dtype)) + " " + str(t.shape); }
@@ -26,19 +31,14 @@ int64_t static_size(const Dim& d, const char* what) {
 }
 
 // ceil(extent / step) without forming extent + step - 1, which overflows for a huge step.
-int64_t slice_length(int64_t extent, int64_t step) { return extent == 0 ? 0 : 1 + (extent - 1) / step; }
+int64_t ceil_length(int64_t extent, int64_t step) { return extent == 0 ? 0 : 1 + (extent - 1) / step; }
 
-// A product of dims as a static factor times a multiset of symbolic names.
-struct SymbolicProduct {
-  int64_t factor = 1;
-  std::map<std::string, int> names;
-  void multiply(const Dim& d) {
-    if (d.is_symbolic())
-      ++names[d.name()];
-    else
-      factor = checked_mul(factor, d.size(), "element count");
-  }
-};
+bool has_division(const Poly& p) {
+  for (const dim_expr::Term& t : p.terms())
+    for (const dim_expr::Atom& a : t.atoms)
+      if (a.numerator) return true;
+  return false;
+}
 
 } // namespace
 
@@ -179,14 +179,27 @@ Types matmul(In in, const OpParams&) {
   return {tensor_of(in[0].dtype, batch)};
 }
 
-int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+// The dilated window's extent, dilation * (kernel - 1) + 1, after checking the window's parameters.
+int64_t window_span(int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
   if (stride <= 0 || dilation <= 0 || pad < 0) throw InferError("stride and dilation must be > 0, padding >= 0");
   if (kernel <= 0) throw InferError("kernel size " + std::to_string(kernel) + " must be > 0");
-  const int64_t span = checked_add(checked_mul(dilation, kernel - 1, "dilated window"), 1, "dilated window");
+  return checked_add(checked_mul(dilation, kernel - 1, "dilated window"), 1, "dilated window");
+}
+
+int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  const int64_t span = window_span(kernel, stride, pad, dilation);
   const int64_t padded = checked_add(size, checked_mul(2, pad, "padding"), "padded input");
   if (padded < span)
     throw InferError("window " + std::to_string(span) + " is larger than the padded input " + std::to_string(padded));
   return (padded - span) / stride + 1;
+}
+
+// A symbolic input size gives (size + 2 * pad - span) / stride + 1; that the window fits is checked
+// when specialize knows the size.
+Dim window_dim(const Dim& size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  if (size.is_static()) return Dim(window_output(size.size(), kernel, stride, pad, dilation));
+  const int64_t span = window_span(kernel, stride, pad, dilation);
+  return (size + Dim(checked_mul(2, pad, "padding")) - Dim(span)) / Dim(stride) + Dim(1);
 }
 
 Types conv2d(In in, const OpParams& params) {
@@ -204,10 +217,8 @@ Types conv2d(In in, const OpParams& params) {
                      str(x) + " has " + std::to_string(c / groups));
   if (in.size() == 3 && in[2].shape != Shape{w[0]})
     throw InferError("bias has shape " + str(in[2].shape) + ", expected [" + std::to_string(o) + "]");
-  int64_t h =
-      window_output(static_size(x[2], "input height"), static_size(w[2], "kernel height"), stride[0], pad[0], dil[0]);
-  int64_t wd =
-      window_output(static_size(x[3], "input width"), static_size(w[3], "kernel width"), stride[1], pad[1], dil[1]);
+  Dim h = window_dim(x[2], static_size(w[2], "kernel height"), stride[0], pad[0], dil[0]);
+  Dim wd = window_dim(x[3], static_size(w[3], "kernel width"), stride[1], pad[1], dil[1]);
   return {tensor_of(in[0].dtype, {x[0], w[0], h, wd})};
 }
 
@@ -218,48 +229,44 @@ Types pool2d(In in, const OpParams& params) {
   if (kernel[0] <= 0 || kernel[1] <= 0) throw InferError("kernel sizes must be > 0");
   // pad > kernel / 2, not 2 * pad > kernel: a huge pad must not overflow on the way to being refused.
   if (pad[0] > kernel[0] / 2 || pad[1] > kernel[1] / 2) throw InferError("padding must be at most half the kernel");
-  int64_t h = window_output(static_size(x[2], "input height"), kernel[0], stride[0], pad[0], 1);
-  int64_t w = window_output(static_size(x[3], "input width"), kernel[1], stride[1], pad[1], 1);
+  Dim h = window_dim(x[2], kernel[0], stride[0], pad[0], 1);
+  Dim w = window_dim(x[3], kernel[1], stride[1], pad[1], 1);
   return {tensor_of(in[0].dtype, {x[0], x[1], h, w})};
 }
 
 Shape resolve_reshape(const Shape& input, const Shape& target) {
-  SymbolicProduct in_product, known;
+  Poly total = Poly::constant(1), known = Poly::constant(1);
   for (const Dim& d : input)
-    in_product.multiply(d);
+    total = total * poly_of(d);
   int inferred = -1;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i].is_static() && target[i].size() == -1) {
       if (inferred >= 0) throw InferError("reshape target " + str(target) + " has more than one -1");
       inferred = int(i);
     } else {
-      known.multiply(target[i]);
+      known = known * poly_of(target[i]);
     }
   }
-  bool names_equal = in_product.names == known.names;
+  auto cannot = [&](const std::string& why) {
+    return InferError("cannot reshape " + str(input) + " to " + str(target) + ": " + why);
+  };
   if (inferred < 0) {
-    if (!names_equal || in_product.factor != known.factor)
-      throw InferError("cannot reshape " + str(input) + " to " + str(target) + ": element counts differ");
+    // With a floor division in either count, equal sizes need not be equal polynomials (n and
+    // (n/2)*2 for even n): the call's sizes decide, as specialize infers the reshape again.
+    if (!(total == known) && !has_division(total) && !has_division(known)) throw cannot("element counts differ");
     return target;
   }
-  std::map<std::string, int> left = in_product.names;
-  for (const auto& [name, count] : known.names) {
-    if (left[name] < count)
-      throw InferError("cannot reshape " + str(input) + " to " + str(target) + ": '" + name + "' does not divide");
-    if ((left[name] -= count) == 0) left.erase(name);
-  }
   Shape out = target;
-  if (known.factor == 0 || in_product.factor % known.factor)
-    throw InferError("cannot reshape " + str(input) + " to " + str(target) + ": " + std::to_string(known.factor) +
-                     " does not divide the element count");
-  int64_t quotient = in_product.factor / known.factor;
-  if (left.empty())
-    out[size_t(inferred)] = Dim(quotient);
-  else if (left.size() == 1 && left.begin()->second == 1 && quotient == 1)
-    out[size_t(inferred)] = Dim(left.begin()->first);
-  else
-    throw InferError("cannot infer -1 in " + str(target) + " from " + str(input) +
-                     ": it would be a product of symbolic dims");
+  if (std::optional<Poly> quotient = exact_quotient(total, known)) {
+    out[size_t(inferred)] = dim_of(*quotient);
+    return out;
+  }
+  std::optional<int64_t> divisor = known.constant_value();
+  if (!divisor || *divisor <= 0 || total.constant_value())
+    throw cannot(known.to_string() + " does not divide the element count" +
+                 (total.constant_value() ? "" : " " + total.to_string()));
+  // batch*6 into rows of 4: a whole number only for even batch, which the call's sizes confirm.
+  out[size_t(inferred)] = dim_of(floordiv(total, *divisor));
   return out;
 }
 
@@ -287,7 +294,6 @@ Types broadcast_to(In in, const OpParams& params) {
 Types concat(In in, const OpParams& params) {
   const int64_t axis = std::get<AxisParams>(params).axis;
   Shape out = in[0].shape;
-  SymbolicProduct total;
   for (size_t i = 0; i < in.size(); ++i) {
     require_same_dtype(in, 0, i);
     if (in[i].rank() != in[0].rank())
@@ -298,16 +304,16 @@ Types concat(In in, const OpParams& params) {
         throw InferError("operand " + std::to_string(i) + " " + str(in[i].shape) + " differs from " + str(out) +
                          " outside axis " + std::to_string(axis));
   }
-  int64_t sum = 0;
+  Dim sum(0);
   for (const ValueType& t : in)
-    sum = checked_add(sum, static_size(t.shape[size_t(axis)], "concat axis"), "concat axis");
-  out[size_t(axis)] = Dim(sum);
+    sum = sum + t.shape[size_t(axis)];
+  out[size_t(axis)] = sum;
   return {tensor_of(in[0].dtype, out)};
 }
 
 Types split(In in, const OpParams& params) {
   const auto& [axis, sizes] = std::get<SplitParams>(params);
-  int64_t size = static_size(in[0].shape[size_t(axis)], "split axis");
+  const Dim& size = in[0].shape[size_t(axis)];
   int64_t sum = 0;
   Types out;
   for (int64_t s : sizes) {
@@ -317,9 +323,20 @@ Types split(In in, const OpParams& params) {
     part[size_t(axis)] = Dim(s);
     out.push_back(tensor_of(in[0].dtype, part));
   }
-  if (sum != size)
-    throw InferError("split sizes add up to " + std::to_string(sum) + ", axis has " + std::to_string(size));
+  if (!(Dim(sum) == size))
+    throw InferError("split sizes add up to " + std::to_string(sum) + ", axis has " + size.to_string());
   return out;
+}
+
+// A symbolic axis or bound cannot be clamped: the length assumes start <= end <= the axis, which
+// specialize checks against the call's sizes.
+Dim slice_length(const Dim& axis, const Dim& start, const Dim& end, int64_t step) {
+  if (axis.is_static() && start.is_static() && end.is_static()) {
+    int64_t s = std::clamp<int64_t>(start.size(), 0, axis.size()), e = std::clamp<int64_t>(end.size(), s, axis.size());
+    return Dim(ceil_length(e - s, step));
+  }
+  const Dim stop = end.is_static() && end.size() == INT64_MAX ? axis : end;
+  return (stop - start + Dim(step - 1)) / Dim(step);
 }
 
 Types slice(In in, const OpParams& params) {
@@ -329,16 +346,8 @@ Types slice(In in, const OpParams& params) {
     throw InferError("starts/ends/steps need one entry per axis (rank " + std::to_string(rank) + ")");
   Shape out;
   for (size_t i = 0; i < rank; ++i) {
-    const Dim& d = in[0].shape[i];
     if (steps[i] <= 0) throw InferError("slice step must be positive, got " + std::to_string(steps[i]));
-    if (d.is_symbolic()) {
-      if (starts[i] != 0 || ends[i] != INT64_MAX || steps[i] != 1)
-        throw InferError("symbolic axis '" + d.name() + "' can only be sliced whole");
-      out.push_back(d);
-      continue;
-    }
-    int64_t start = std::clamp<int64_t>(starts[i], 0, d.size()), end = std::clamp<int64_t>(ends[i], start, d.size());
-    out.push_back(Dim(slice_length(end - start, steps[i])));
+    out.push_back(slice_length(in[0].shape[i], starts[i], ends[i], steps[i]));
   }
   return {tensor_of(in[0].dtype, out)};
 }
@@ -382,12 +391,7 @@ Types pad(In in, const OpParams& params) {
   Shape out;
   for (size_t i = 0; i < size_t(in[0].rank()); ++i) {
     if (pads[2 * i] < 0 || pads[2 * i + 1] < 0) throw InferError("negative padding");
-    const Dim& d = in[0].shape[i];
-    if (pads[2 * i] == 0 && pads[2 * i + 1] == 0)
-      out.push_back(d);
-    else
-      out.push_back(Dim(checked_add(checked_add(static_size(d, "padded dim"), pads[2 * i], "padded dim"),
-                                    pads[2 * i + 1], "padded dim")));
+    out.push_back(in[0].shape[i] + Dim(pads[2 * i]) + Dim(pads[2 * i + 1]));
   }
   return {tensor_of(in[0].dtype, out)};
 }
@@ -404,6 +408,10 @@ Types full(In, const OpParams& params) {
 
 Types arange(In, const OpParams& params) {
   const auto& p = std::get<ArangeParams>(params);
+  if (!p.length.empty()) {
+    if (p.length.size() != 1) throw InferError("length needs one dim, got " + str(p.length));
+    return {tensor_of(p.dtype, p.length)};
+  }
   return {tensor_of(p.dtype, {checked_arange_size(p.start, p.stop, p.step)})};
 }
 

@@ -1,5 +1,6 @@
 #include "ir/specialize.hpp"
 #include "core/checked_arithmetic.hpp"
+#include "core/dim_binding.hpp"
 #include "ir/ops.hpp"
 #include "ir/verify.hpp"
 
@@ -9,8 +10,12 @@ Shape bind_shape(const Shape& shape, const DimBindings& bindings) {
   Shape out = shape;
   for (Dim& d : out) {
     if (!d.is_symbolic()) continue;
-    auto it = bindings.find(d.name());
-    if (it != bindings.end()) d = Dim(it->second);
+    if (d.is_symbol()) {
+      auto it = bindings.find(d.name());
+      if (it != bindings.end()) d = Dim(it->second);
+    } else {
+      d = dim_expr::dim_of(dim_expr::poly_of(d).substitute(bindings));
+    }
   }
   return out;
 }
@@ -21,8 +26,7 @@ DimBindings bind_arguments(const Function& entry, std::span<const ValueType> arg
   if (args.size() != entry.args.size())
     throw Error(ErrorKind::spec, "graph @" + entry.name + " takes " + std::to_string(entry.args.size()) +
                                      " arguments, got " + std::to_string(args.size()));
-  DimBindings bindings;
-  std::map<std::string, size_t> bound_by;
+  std::vector<ShapeToBind> shapes;
   for (size_t i = 0; i < args.size(); ++i) {
     const ValueType& declared = entry.type_of(entry.args[i]);
     if (declared.rank() != args[i].rank() || declared.dtype != args[i].dtype)
@@ -35,17 +39,10 @@ DimBindings bind_arguments(const Function& entry, std::span<const ValueType> arg
       if (want.is_static() && want.size() != got)
         throw Error(ErrorKind::spec, "argument " + std::to_string(i) + " dim " + std::to_string(d) + ": expected " +
                                          std::to_string(want.size()) + ", got " + std::to_string(got));
-      if (want.is_static()) continue;
-      auto [it, fresh] = bindings.emplace(want.name(), got);
-      if (fresh)
-        bound_by[want.name()] = i;
-      else if (it->second != got)
-        throw Error(ErrorKind::spec, "symbolic dimension '" + want.name() + "' is " + std::to_string(it->second) +
-                                         " in argument " + std::to_string(bound_by[want.name()]) + " but " +
-                                         std::to_string(got) + " in argument " + std::to_string(i));
     }
+    shapes.push_back({&declared.shape, &args[i].shape, std::to_string(i)});
   }
-  return bindings;
+  return bind_dims(shapes);
 }
 
 Attrs bind_attrs(const Attrs& attrs, const DimBindings& bindings) {
@@ -102,9 +99,11 @@ private:
     std::vector<ValueType> in;
     for (ValueId v : operands)
       in.push_back(out.type_of(v));
+    const std::string where = "kiln." + std::string(op_info(op.kind).name) + " at " + op.loc.to_string();
     std::vector<ValueType> types;
     if (op_info(op.kind).infer) {
       types = infer_op(op.kind, in, attrs, op.loc);
+      check_traced_types(fn, op, types, where);
     } else {
       for (ValueId r : op.results) {
         ValueType t = fn.type_of(r);
@@ -112,7 +111,6 @@ private:
         types.push_back(std::move(t));
       }
     }
-    const std::string where = "kiln." + std::string(op_info(op.kind).name) + " at " + op.loc.to_string();
     for (size_t r = 0; r < types.size(); ++r) {
       if (!shape_is_static(types[r].shape))
         throw Error(ErrorKind::shape,
@@ -123,6 +121,26 @@ private:
     OpId id = out.add_op(op.kind, std::move(operands), types, std::move(attrs), op.loc);
     if (calls_) calls_->op_call.push_back(current_call_);
     return out.ops[id].results;
+  }
+
+  // Symbolic inference assumed what the concrete sizes must now confirm (x[:, -1] on an axis seq is
+  // seq-1..seq, which an empty axis does not have; batch*6 reshaped to -1, 4 needs an even batch).
+  void check_traced_types(const Function& fn, const Op& op, const std::vector<ValueType>& types,
+                          const std::string& where) const {
+    for (size_t r = 0; r < types.size() && r < op.results.size(); ++r) {
+      const Shape& traced = fn.type_of(op.results[r]).shape;
+      if (shape_is_static(traced)) continue;
+      Shape bound;
+      try {
+        bound = bind_shape(traced, bindings_);
+      } catch (const Error& e) {
+        throw Error(e.kind(), where + ": result " + shape_to_string(traced) + ": " + e.message());
+      }
+      if (shape_is_static(bound) && bound != types[r].shape)
+        throw Error(ErrorKind::shape, where + ": the graph's result " + shape_to_string(traced) + " is " +
+                                          shape_to_string(bound) + " for these inputs, but the op gives " +
+                                          shape_to_string(types[r].shape));
+    }
   }
 
   const Module& module_;

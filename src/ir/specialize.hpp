@@ -1,11 +1,10 @@
 #pragma once
+#include "core/dim_expr.hpp"
 #include "ir/graph.hpp"
 #include <map>
 #include <span>
 
 namespace kiln::ir {
-
-using DimBindings = std::map<std::string, int64_t>;
 
 // The subgraph calls specialize inlined, for tools that show the user's call stack (the debugger).
 struct InlinedCall {
@@ -24,7 +23,8 @@ struct InlinedCalls {
 // execute. Errors name the argument and dim. `calls`, when given, receives where each op came from.
 Function specialize(const Module& module, std::span<const ValueType> concrete_args, InlinedCalls* calls = nullptr);
 
-// Substitutes bound names in a shape; unbound names stay symbolic.
+// Substitutes bound names in a shape, evaluating expressions whose names are all bound; the rest
+// stay symbolic. Error(shape) for an expression that comes out negative.
 Shape bind_shape(const Shape& shape, const DimBindings& bindings);
 
 } // namespace kiln::ir

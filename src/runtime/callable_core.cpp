@@ -1,3 +1,4 @@
+#include "core/dim_binding.hpp"
 #include "ir/custom_ops.hpp"
 #include "ir/passes/default_passes.hpp"
 #include "ir/specialize.hpp"
@@ -143,7 +144,7 @@ runtime::WeightMap CallableCore::State::bind_weights() const {
 std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves& args,
                                                                 const std::vector<Tensor>& tensors) const {
   std::vector<ir::ValueType> types;
-  std::map<std::string, std::pair<int64_t, std::string>> bound; // dim name -> (size, argument path)
+  std::vector<ShapeToBind> shapes; // checks the symbolic dims once every argument is in
   size_t next_tensor = 0;
   // A graph's positional arguments may also come as one vector of tensors (compile_staged's
   // older calling form): leaf "0.k" stands for argument "k".
@@ -181,17 +182,12 @@ std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves
       if (want.layout.shape[d].is_static() && want.layout.shape[d].size() != layout.shape[d].size()) ok = false;
     if (!ok)
       throw Error(ErrorKind::spec, where() + "expected " + want.layout.to_string() + ", got " + layout.to_string());
-    for (size_t d = 0; d < want.layout.shape.size(); ++d) {
-      const Dim& dim = want.layout.shape[d];
-      if (!dim.is_symbolic()) continue;
-      auto [it, fresh] = bound.emplace(dim.name(), std::make_pair(layout.shape[d].size(), want.path));
-      if (!fresh && it->second.first != layout.shape[d].size())
-        throw Error(ErrorKind::spec, "symbolic dimension '" + dim.name() + "' is " + std::to_string(it->second.first) +
-                                         " in argument " + it->second.second + " but " +
-                                         std::to_string(layout.shape[d].size()) + " in argument " + want.path);
-    }
     types.push_back({layout.dtype, layout.shape, want.kind == TreeLeaf::Kind::buffer});
+    shapes.push_back({&want.layout.shape, nullptr, want.path});
   }
+  for (size_t i = 0; i < shapes.size(); ++i)
+    shapes[i].concrete = &types[i].shape; // after the last push_back: types no longer moves
+  bind_dims(shapes);
   return types;
 }
 

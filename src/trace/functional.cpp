@@ -3,6 +3,7 @@
 #include "trace/builder.hpp"
 #include <kiln/dtype_promotion.hpp>
 #include <kiln/functional.hpp>
+#include <optional>
 
 namespace kiln::F {
 
@@ -292,28 +293,56 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   return trace::apply(OpKind::split, {x}, encode_params(ir::SplitParams{axis, sizes}), loc);
 }
 
-Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t step, Loc loc) {
-  int64_t rank = x.rank();
-  std::string where = "kiln.slice at " + trace::to_source_loc(loc).to_string() + ": ";
-  if (axis < -rank || axis >= rank)
-    throw Error(ErrorKind::shape,
-                where + "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
-  size_t a = size_t(axis < 0 ? axis + rank : axis);
-  std::vector<int64_t> starts(size_t(rank), 0), ends(size_t(rank), INT64_MAX), steps(size_t(rank), 1);
-  const Dim& d = x.shape()[a];
-  if (d.is_symbolic()) {
-    if (start != 0 || end != INT64_MAX || step != 1)
-      throw Error(ErrorKind::shape, where + "symbolic axis '" + d.name() + "' can only be sliced whole");
-  } else {
-    int64_t n = d.size();
-    auto clip = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
-    starts[a] = clip(start);
-    ends[a] = std::max(starts[a], clip(end));
-    steps[a] = step;
+namespace {
+
+// A slice bound as written: a static index (negative counts from the end) or a symbolic dim.
+struct SliceBound {
+  int64_t index = 0;
+  std::optional<Dim> symbolic;
+};
+
+// The bound as an offset into the axis. Static bounds on a static axis are clipped to it; on a
+// symbolic axis a negative one counts back from it (-1 on seq is seq-1).
+Dim axis_offset(const SliceBound& bound, const Dim& axis) {
+  if (bound.symbolic) return *bound.symbolic;
+  if (axis.is_static()) {
+    const int64_t n = axis.size(), i = bound.index;
+    return Dim(std::clamp<int64_t>(i < 0 ? i + n : i, 0, n));
   }
-  for (size_t i = 0; i < size_t(rank); ++i)
-    if (i != a && x.shape()[i].is_static()) ends[i] = x.shape()[i].size();
+  if (bound.index == INT64_MAX) return axis;
+  if (bound.index >= 0) return Dim(bound.index);
+  return axis - Dim(bound.index == INT64_MIN ? INT64_MAX : -bound.index);
+}
+
+Tensor slice_axis(const Tensor& x, int64_t axis, const SliceBound& start, const SliceBound& end, int64_t step,
+                  Loc loc) {
+  int64_t rank = x.rank();
+  if (axis < -rank || axis >= rank)
+    throw Error(ErrorKind::shape, "kiln.slice at " + trace::to_source_loc(loc).to_string() + ": axis " +
+                                      std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  size_t a = size_t(axis < 0 ? axis + rank : axis);
+  Shape starts(size_t(rank), Dim(0)), ends;
+  std::vector<int64_t> steps(size_t(rank), 1);
+  for (const Dim& d : x.shape())
+    ends.push_back(d.is_static() ? d : Dim(INT64_MAX));
+  const Dim& d = x.shape()[a];
+  starts[a] = axis_offset(start, d);
+  ends[a] = axis_offset(end, d);
+  if (starts[a].is_static() && ends[a].is_static()) ends[a] = Dim(std::max(starts[a].size(), ends[a].size()));
+  steps[a] = step;
   return apply1(OpKind::slice, {x}, encode_params(ir::SliceParams{starts, ends, steps}), loc);
+}
+
+SliceBound bound_of(const Dim& d) { return d.is_static() ? SliceBound{d.size(), {}} : SliceBound{0, d}; }
+
+} // namespace
+
+Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t end, int64_t step, Loc loc) {
+  return slice_axis(x, axis, {start, {}}, {end, {}}, step, loc);
+}
+
+Tensor slice(const Tensor& x, int64_t axis, const Dim& start, const Dim& end, int64_t step, Loc loc) {
+  return slice_axis(x, axis, bound_of(start), bound_of(end), step, loc);
 }
 
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes, Loc loc) {
@@ -368,7 +397,12 @@ Tensor full(const Shape& shape, double value, DType dtype, Loc loc) {
 }
 
 Tensor arange(double start, double stop, double step, DType dtype, Loc loc) {
-  return apply1(OpKind::arange, {}, encode_params(ir::ArangeParams{start, stop, step, dtype}), loc);
+  return apply1(OpKind::arange, {}, encode_params(ir::ArangeParams{start, stop, step, dtype, {}}), loc);
+}
+
+Tensor arange(const Dim& length, DType dtype, Loc loc) {
+  if (length.is_static()) return arange(0.0, double(length.size()), 1.0, dtype, loc);
+  return apply1(OpKind::arange, {}, encode_params(ir::ArangeParams{0.0, 0.0, 1.0, dtype, {length}}), loc);
 }
 
 void buffer_store(const Tensor& buffer, const Tensor& value, Loc loc) {

@@ -1,3 +1,4 @@
+#include "core/dim_binding.hpp"
 #include "ir/verify.hpp"
 #include "trace/builder.hpp"
 #include <kiln/extension.hpp>
@@ -31,6 +32,7 @@ TraceSession::~TraceSession() { state_->entry->finish(); }
 
 std::vector<Tensor> TraceSession::add_inputs(const TreeLeaves& leaves) {
   std::vector<Tensor> args;
+  std::vector<ShapeToBind> declared;
   for (const TreeLeaf& leaf : leaves) {
     if (leaf.kind == TreeLeaf::Kind::baked) continue;
     for (const Dim& d : leaf.layout.shape)
@@ -42,7 +44,9 @@ std::vector<Tensor> TraceSession::add_inputs(const TreeLeaves& leaves) {
                                               " is not supported; kiln runs on cpu:0");
     ir::ValueType type{leaf.layout.dtype, leaf.layout.shape, leaf.kind == TreeLeaf::Kind::buffer};
     args.push_back(state_->entry->add_arg(type));
+    declared.push_back({&leaf.layout.shape, nullptr, leaf.path});
   }
+  check_dims_solvable(declared);
   return args;
 }
 

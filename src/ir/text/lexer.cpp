@@ -81,7 +81,8 @@ Token Lexer::next() {
     token.text = "->";
     return token;
   }
-  if (std::string_view("(){}[]<>,:=#").find(c) != std::string_view::npos) {
+  // * + - / appear only inside symbolic dims (batch*6, seq-1); '-' before a digit starts a number.
+  if (std::string_view("(){}[]<>,:=#*+-/").find(c) != std::string_view::npos) {
     token.kind = TokenKind::punct;
     token.text = std::string(1, take());
     return token;

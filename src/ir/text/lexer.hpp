@@ -14,7 +14,7 @@ enum class TokenKind {
   type_id,  // !kiln.tensor (text without the '!')
   number,   // -?[0-9][A-Za-z0-9_.]* plus exponent signs: classified by the parser
   string,   // "..." (text unescaped)
-  punct,    // one of ( ) { } [ ] < > , : = #
+  punct,    // one of ( ) { } [ ] < > , : = # * + - /
   arrow,    // ->
 };
 

@@ -1,5 +1,6 @@
 #include "ir/text/parser.hpp"
 #include "core/checked_arithmetic.hpp"
+#include "core/dim_expr.hpp"
 #include "ir/custom_ops.hpp"
 #include "ir/ops.hpp"
 #include "ir/text/lexer.hpp"
@@ -129,6 +130,8 @@ private:
 
   WrittenType parse_written_type();
   Dim parse_type_dim();
+  // Dim(text), its errors turned into parse errors at `at`.
+  Dim symbolic_dim(const Token& at, const std::string& text) const;
   DType parse_dtype_name(const Token& name);
   std::vector<WrittenType> parse_type_list_after_paren();
   std::vector<WrittenType> parse_result_types();
@@ -219,15 +222,37 @@ WrittenType Parser::parse_written_type() {
   return written;
 }
 
+// A size, a name, or an expression (batch*6, (seq+1)/2): its tokens up to the next `,` or `]`
+// outside parentheses, read back as one text.
 Dim Parser::parse_type_dim() {
-  Token dim = take();
-  if (dim.kind == TokenKind::number) {
-    auto size = parse_decimal(dim.text);
-    if (size && *size >= 0) return Dim(*size);
-  } else if (dim.kind == TokenKind::bare_id && is_valid_symbolic_name(dim.text)) {
-    return Dim(dim.text);
+  const Token first = token_;
+  std::string text;
+  for (int depth = 0; depth > 0 || !(at_punct(',') || at_punct(']'));) {
+    const bool operator_token =
+        token_.kind == TokenKind::punct && std::string_view("()*+-/").find(token_.text[0]) != std::string_view::npos;
+    if (token_.kind != TokenKind::number && token_.kind != TokenKind::bare_id && !operator_token) break;
+    if (at_punct('(')) ++depth;
+    if (at_punct(')') && --depth < 0) break;
+    text += take().text;
   }
-  fail(dim, "bad dim " + describe(dim), "a size >= 0 or a symbolic name such as batch");
+  if (first.kind == TokenKind::number && text == first.text) {
+    auto size = parse_decimal(text);
+    if (size && *size >= 0) return Dim(*size);
+  } else if (!text.empty()) {
+    return symbolic_dim(first, text);
+  }
+  fail(first, "bad dim " + describe(first), "a size >= 0 or a symbolic name such as batch");
+}
+
+Dim Parser::symbolic_dim(const Token& at, const std::string& text) const {
+  constexpr std::string_view expected = "a size, a symbolic name such as batch or an expression such as batch*6";
+  try {
+    return Dim(text);
+  } catch (const dim_expr::DimSyntaxError& e) {
+    fail(at, "bad dim `" + text + "`: " + e.reason(), expected);
+  } catch (const Error& e) {
+    fail(at, "bad dim `" + text + "`: " + e.message(), expected);
+  }
 }
 
 DType Parser::parse_dtype_name(const Token& name) {
@@ -346,8 +371,8 @@ Attr Parser::parse_shape_attr() {
     auto size = dim.kind == TokenKind::number ? parse_decimal(dim.text) : std::nullopt;
     if (size && *size >= -1) {
       shape.push_back(Dim(*size));
-    } else if (dim.kind == TokenKind::string && is_valid_symbolic_name(dim.text)) {
-      shape.push_back(Dim(dim.text));
+    } else if (dim.kind == TokenKind::string) {
+      shape.push_back(symbolic_dim(dim, dim.text));
     } else {
       fail(dim, "bad dim " + describe(dim), "a size >= -1 or a quoted symbolic name such as \"batch\"");
     }
