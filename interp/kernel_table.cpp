@@ -56,6 +56,7 @@ const std::pair<ir::OpKind, exec::KernelPrepare> kPrepares[] = {
     {ir::OpKind::reduce_var, prepare_variance},
     {ir::OpKind::reduce_std, prepare_variance},
     {ir::OpKind::cumsum, prepare_cumsum},
+    {ir::OpKind::adaptive_avg_pool2d, prepare_adaptive_avg_pool2d},
 };
 
 exec::KernelPrepare prepare_for(ir::OpKind kind) {

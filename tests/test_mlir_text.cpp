@@ -232,6 +232,7 @@ void add_nn_ops(FunctionBuilder& b, ValueId x, ValueId image) {
         {"stride", Attr::of_ints({1, 1})},
         {"padding", Attr::of_ints({1, 1})},
         {"count_include_pad", Attr::of_bool(false)}});
+  b.op(OpKind::adaptive_avg_pool2d, {image}, {{"output_size", Attr::of_ints({4, 1})}});
 }
 
 void add_shape_ops(FunctionBuilder& b, ValueId x, ValueId y, ValueId image, ValueId indices) {

@@ -280,6 +280,18 @@ void check_op(OpKind kind) {
           return F::avg_pool2d(x, {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}});
         },
         finite({2, 3, 17, 7}, 46));
+  case OpKind::adaptive_avg_pool2d:
+    // Uniform windows (oneDNN's pooling in the JIT) and overlapping ones (the interpreter's kernel).
+    for (const std::vector<int64_t>& out : {std::vector<int64_t>{7, 1}, {17, 7}, {1, 1}, {3, 5}, {5, 17}})
+      check_tiers(
+          name + " " + std::to_string(out[0]) + "x" + std::to_string(out[1]),
+          [out](Tensor x) { return F::adaptive_avg_pool2d(x, out); }, sample({2, 3, 14, 7}, 70));
+    return check_tiers(
+        name + " 17x7 to 17x7",
+        [](Tensor x) {
+          return F::adaptive_avg_pool2d(x, {17, 7});
+        },
+        sample({1, 7, 17, 7}, 71));
   case OpKind::reshape:
     return check_tiers(
         name,

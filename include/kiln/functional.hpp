@@ -126,6 +126,9 @@ struct Pool2dOptions {
 };
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& options, Loc loc = Loc::current());
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options, Loc loc = Loc::current());
+// torch's adaptive_avg_pool2d on NCHW: output_size {oh, ow}; row i of the result averages input rows
+// floor(i * H / oh) to ceil((i + 1) * H / oh) (exclusive), columns likewise. Floats only.
+Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_size, Loc loc = Loc::current());
 
 // Shape ops. reshape accepts one -1 (inferred, symbolic dims included).
 Tensor reshape(const Tensor& x, const Shape& shape, Loc loc = Loc::current());

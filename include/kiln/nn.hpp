@@ -153,6 +153,16 @@ private:
   F::Pool2dOptions options_;
 };
 
+// torch's AdaptiveAvgPool2d on NCHW (F::adaptive_avg_pool2d); output_size {oh, ow}.
+class AdaptiveAvgPool2d : public Module {
+public:
+  explicit AdaptiveAvgPool2d(std::vector<int64_t> output_size) : output_size_(std::move(output_size)) {}
+  Tensor forward(const Tensor& input) override { return F::adaptive_avg_pool2d(input, output_size_); }
+
+private:
+  std::vector<int64_t> output_size_;
+};
+
 // Inference BatchNorm2d: normalises with the running statistics (buffers running_mean and
 // running_var), then the affine weight and bias (absent when affine is false). PyTorch's
 // num_batches_tracked counts training steps, which inference never reads: a loaded state_dict may hold

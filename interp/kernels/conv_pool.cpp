@@ -226,6 +226,36 @@ void pool(const KernelArgs& args, Pool kind, Kernel self) {
                  [&](auto e) { pool_typed<typename decltype(e)::Storage>(args, plan, kind); });
 }
 
+// adaptive_avg_pool2d's extents; shape inference checked that out * in does not overflow.
+struct AdaptivePoolPlan {
+  int64_t planes, height, width, out_height, out_width;
+  bool parallel;
+};
+
+// torch's window of output index i: [floor(i * in / out), ceil((i + 1) * in / out)).
+int64_t adaptive_begin(int64_t i, int64_t in, int64_t out) { return i * in / out; }
+int64_t adaptive_end(int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; }
+
+template <class T> void adaptive_avg_pool_typed(const KernelArgs& args, const AdaptivePoolPlan& p) {
+  const T* x = args.inputs[0].as<const T>();
+  T* y = args.outputs[0].as<T>();
+  exec::parallel_for(p.planes, p.parallel, [&](int64_t plane) {
+    const T* in = x + plane * p.height * p.width;
+    T* out = y + plane * p.out_height * p.out_width;
+    for (int64_t oh = 0; oh < p.out_height; ++oh) {
+      const int64_t h0 = adaptive_begin(oh, p.height, p.out_height), h1 = adaptive_end(oh, p.height, p.out_height);
+      for (int64_t ow = 0; ow < p.out_width; ++ow) {
+        const int64_t w0 = adaptive_begin(ow, p.width, p.out_width), w1 = adaptive_end(ow, p.width, p.out_width);
+        double sum = 0;
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t c = w0; c < w1; ++c)
+            sum += in[h * p.width + c];
+        out[oh * p.out_width + ow] = T(sum / double((h1 - h0) * (w1 - w0)));
+      }
+    }
+  });
+}
+
 } // namespace
 
 exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View> inputs,
@@ -256,6 +286,30 @@ size_t conv2d_scratch_bytes(const KernelArgs& args) {
   const size_t element = args.inputs[0].dtype == DType::f64 ? sizeof(double) : sizeof(float);
   return size_t(
       checked_mul(checked_mul(buffers.elements, buffers.count, "conv2d scratch"), int64_t(element), "conv2d scratch"));
+}
+
+exec::PreparedState prepare_adaptive_avg_pool2d(const ir::Op& op, std::span<const exec::View> inputs,
+                                                std::span<const exec::View> outputs) {
+  const KernelArgs args{op, inputs, outputs};
+  require_uniform_dtype(args);
+  std::span<const int64_t> x = inputs[0].dims, y = outputs[0].dims;
+  const ir::Pair& size = ir::params_of<ir::AdaptivePoolParams>(op).output_size;
+  if (x.size() != 4 || y.size() != 4 || x[2] == 0 || x[3] == 0 || y[0] != x[0] || y[1] != x[1] || y[2] != size[0] ||
+      y[3] != size[1])
+    throw Error(ErrorKind::shape, ir::op_place(op) + ": result " + dims_string(y) + " does not match output_size [" +
+                                      std::to_string(size[0]) + ", " + std::to_string(size[1]) + "] of input " +
+                                      dims_string(x));
+  checked_mul(size[0], x[2], "adaptive_avg_pool2d window");
+  checked_mul(size[1], x[3], "adaptive_avg_pool2d window");
+  const int64_t planes = x[0] * x[1];
+  return make_prepared(AdaptivePoolPlan{planes, x[2], x[3], y[2], y[3], exec::worth_parallel(planes * x[2] * x[3])});
+}
+
+void adaptive_avg_pool2d(const KernelArgs& args) {
+  if (has_half_operand(args)) return run_in_f32(args, adaptive_avg_pool2d);
+  const AdaptivePoolPlan& plan = prepared<AdaptivePoolPlan>(args);
+  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
+                 [&](auto e) { adaptive_avg_pool_typed<typename decltype(e)::Storage>(args, plan); });
 }
 
 void max_pool2d(const KernelArgs& args) { pool(args, Pool::max, max_pool2d); }

@@ -205,6 +205,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::conv2d:
   case OpKind::max_pool2d:
   case OpKind::avg_pool2d:
+  case OpKind::adaptive_avg_pool2d:
   case OpKind::reshape:
   case OpKind::transpose:
   case OpKind::broadcast_to:

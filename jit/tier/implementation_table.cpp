@@ -33,7 +33,7 @@ const std::pair<OpKind, const Implementation*> kFirstChoice[] = {
     {OpKind::max_pool2d, &kDnnlPool2d},    {OpKind::avg_pool2d, &kDnnlPool2d},
     {OpKind::reduce_sum, &kDnnlReduction}, {OpKind::reduce_mean, &kDnnlReduction},
     {OpKind::reduce_max, &kDnnlReduction}, {OpKind::reduce_min, &kDnnlReduction},
-    {OpKind::transpose, &kTransposedB},
+    {OpKind::transpose, &kTransposedB},    {OpKind::adaptive_avg_pool2d, &kDnnlAdaptivePool2d},
 };
 
 std::optional<std::vector<Implementation>> kind_list(ir::OpKind kind) {

@@ -18,6 +18,8 @@ extern const Implementation kDnnlSoftmax;
 extern const Implementation kDnnlLayerNorm;
 extern const Implementation kDnnlPool2d;
 extern const Implementation kDnnlReduction;
+// adaptive_avg_pool2d with uniform windows, as an average pool.
+extern const Implementation kDnnlAdaptivePool2d;
 extern const Implementation kXbyakRegion; // the run of elementwise ops starting at the op
 
 // What a lowering would build for an op, or why it cannot take it.

@@ -120,6 +120,28 @@ void lower_pool2d(GraphRewriter& rw, ir::OpId id) {
                                           unary_runner<dnnl_ops::Pool2dPrimitive>());
 }
 
+// A uniform adaptive window (H % oh == 0 and W % ow == 0) is a plain average pool: kernel = stride =
+// H / oh, no padding. Other windows overlap or vary in size, which no oneDNN pooling expresses.
+std::optional<dnnl_ops::Pool2dParams> uniform_adaptive_window(const GraphRewriter& rw, ir::OpId id) {
+  const ir::Op& op = rw.op(id);
+  const std::vector<int64_t> x = rw.dims(op.operands[0]);
+  const ir::Pair& out = ir::params_of<ir::AdaptivePoolParams>(op).output_size;
+  if (x.size() != 4 || out[0] < 1 || out[1] < 1 || x[2] % out[0] || x[3] % out[1]) return std::nullopt;
+  const std::array<int64_t, 2> kernel{x[2] / out[0], x[3] / out[1]};
+  return dnnl_ops::Pool2dParams{x, dnnl_ops::PoolKind::avg_exclude_pad, kernel, kernel, {0, 0}};
+}
+
+std::optional<std::string> refuse_adaptive_pool2d(const GraphRewriter& rw, ir::OpId id) {
+  const std::optional<dnnl_ops::Pool2dParams> params = uniform_adaptive_window(rw, id);
+  if (!params) return "windows are not uniform (H % oh or W % ow is not 0)";
+  return refuse_one_op<dnnl_ops::Pool2dPrimitive>(rw, id, *params);
+}
+
+void lower_adaptive_pool2d(GraphRewriter& rw, ir::OpId id) {
+  lower_one_op<dnnl_ops::Pool2dPrimitive>(rw, id, kDnnlAdaptivePool2d.name, *uniform_adaptive_window(rw, id),
+                                          unary_runner<dnnl_ops::Pool2dPrimitive>());
+}
+
 // Whether `axes` (negative counting from the end) are exactly the last axes.size() axes; no axes
 // means all of them.
 bool reduces_trailing_axes(const std::vector<int64_t>& dims, const std::vector<int64_t>& axes) {
@@ -166,5 +188,6 @@ const Implementation kDnnlSoftmax{{"dnnl.softmax"}, refuse_softmax, lower_softma
 const Implementation kDnnlLayerNorm{{"dnnl.layer_norm"}, refuse_layer_norm, lower_layer_norm};
 const Implementation kDnnlPool2d{{"dnnl.pool2d"}, refuse_pool2d, lower_pool2d};
 const Implementation kDnnlReduction{{"dnnl.reduction"}, refuse_reduction, lower_reduction};
+const Implementation kDnnlAdaptivePool2d{{"dnnl.adaptive_avg_pool2d"}, refuse_adaptive_pool2d, lower_adaptive_pool2d};
 
 } // namespace kiln::jitc::tier

@@ -208,6 +208,12 @@ OpParams arange(const Attrs& attrs, Types) {
 }
 OpParams call(const Attrs& attrs, Types) { return CallParams{get_string(attrs, "callee")}; }
 OpParams custom(const Attrs& attrs, Types) { return CustomParams{get_string(attrs, "op")}; }
+OpParams adaptive_pool(const Attrs& attrs, Types) {
+  const Pair size = get_pair(attrs, "output_size");
+  if (size[0] < 0 || size[1] < 0)
+    throw AttrError("output_size must be >= 0, got [" + std::to_string(size[0]) + ", " + std::to_string(size[1]) + "]");
+  return AdaptivePoolParams{size};
+}
 
 } // namespace decode
 
@@ -289,6 +295,7 @@ struct Encoder {
   }
   Attrs operator()(const CallParams& p) const { return {{"callee", Attr::of_string(p.callee)}}; }
   Attrs operator()(const CustomParams& p) const { return {{"op", Attr::of_string(p.op)}}; }
+  Attrs operator()(const AdaptivePoolParams& p) const { return {{"output_size", pair(p.output_size)}}; }
   Attrs operator()(const InvalidParams& p) const {
     throw Error(ErrorKind::internal, "cannot encode invalid op parameters: " + p.reason);
   }

@@ -116,6 +116,12 @@ struct AvgPoolParams {
   friend bool operator==(const AvgPoolParams&, const AvgPoolParams&) = default;
 };
 
+// adaptive_avg_pool2d: the result's height and width.
+struct AdaptivePoolParams {
+  Pair output_size{1, 1};
+  friend bool operator==(const AdaptivePoolParams&, const AdaptivePoolParams&) = default;
+};
+
 // reshape and broadcast_to: the full target shape.
 struct ShapeParams {
   Shape shape;
@@ -214,7 +220,7 @@ using OpParams =
                  ReduceParams, VarianceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams, ConvParams,
                  PoolParams, AvgPoolParams, ShapeParams, TransposeParams, SplitParams, SliceParams, AxesParams,
                  DiagonalParams, MaskedFillParams, PadParams, ConstantParams, ExternalParams, FullParams, ArangeParams,
-                 CallParams, CustomParams, InvalidParams>;
+                 CallParams, CustomParams, InvalidParams, AdaptivePoolParams>;
 
 // A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
 // range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
@@ -268,6 +274,7 @@ KILN_DECODER(full)
 KILN_DECODER(arange)
 KILN_DECODER(call)
 KILN_DECODER(custom)
+KILN_DECODER(adaptive_pool)
 #undef KILN_DECODER
 } // namespace decode
 // The attributes that decode to `params` (the printer's form of the op).

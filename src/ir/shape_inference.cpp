@@ -234,6 +234,19 @@ Types pool2d(In in, const OpParams& params) {
   return {tensor_of(in[0].dtype, {x[0], x[1], h, w})};
 }
 
+// torch refuses an empty plane; the kernel forms i * H for each output row i, checked here once.
+Types adaptive_pool2d(In in, const OpParams& params) {
+  const Shape& x = in[0].shape;
+  if (x.size() != 4) throw InferError("needs an NCHW input, got " + str(x));
+  if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input", ErrorKind::dtype);
+  const Pair& size = std::get<AdaptivePoolParams>(params).output_size;
+  const int64_t h = static_size(x[2], "input height"), w = static_size(x[3], "input width");
+  if (h == 0 || w == 0) throw InferError("input " + str(x) + " has an empty plane");
+  checked_mul(size[0], h, "adaptive_avg_pool2d output height * input height");
+  checked_mul(size[1], w, "adaptive_avg_pool2d output width * input width");
+  return {tensor_of(in[0].dtype, {x[0], x[1], size[0], size[1]})};
+}
+
 Shape resolve_reshape(const Shape& input, const Shape& target) {
   Poly total = Poly::constant(1), known = Poly::constant(1);
   for (const Dim& d : input)

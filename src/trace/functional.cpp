@@ -251,6 +251,12 @@ Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& o, Loc loc) {
                 loc);
 }
 
+Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_size, Loc loc) {
+  const std::string op = "kiln.adaptive_avg_pool2d at " + trace::to_source_loc(loc).to_string();
+  return apply1(OpKind::adaptive_avg_pool2d, {x},
+                encode_params(ir::AdaptivePoolParams{option_pair(output_size, "output_size", op)}), loc);
+}
+
 Tensor reshape(const Tensor& x, const Shape& shape, Loc loc) {
   if (!x.defined()) throw Error(ErrorKind::spec, "reshape of an undefined Tensor");
   Shape resolved;

@@ -1,0 +1,209 @@
+// kiln's vision ops against PyTorch's results, checked in as data (tests/data/vision_ops.inc,
+// written by tests/data/make_vision_ops.py): eager mode, the interpreter and, where built, the JIT
+// tier, on odd sizes (1, 7, 17) and edge values (NaN, +-inf, -0). Then the JIT's own paths against
+// the interpreter, and the errors bad shapes and params give.
+#include "kiln_config.h"
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace kiln;
+
+namespace {
+
+struct VisionCase {
+  const char* op;
+  int64_t x_dims[4], w_dims[4], b_dims[4]; // 0 = no such dim / operand
+  int64_t ints[9];                         // adaptive_avg_pool2d: output_size
+  double reals[2];
+  const char* mode;
+  bool align_corners;
+  int64_t out_dims[4];
+  const float *x, *w, *b, *want;
+};
+
+#include "tests/data/vision_ops.inc"
+
+std::vector<int64_t> dims_of(const int64_t (&dims)[4]) {
+  std::vector<int64_t> out;
+  for (int64_t d : dims)
+    if (d != 0) out.push_back(d);
+  return out;
+}
+
+Tensor tensor_of(const float* data, const int64_t (&dims)[4]) {
+  if (!data) return Tensor();
+  const std::vector<int64_t> shape = dims_of(dims);
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return Tensor::from_vector(std::vector<float>(data, data + n), shape);
+}
+
+Tensor apply(const VisionCase& c, const Tensor& x, const Tensor& w, const Tensor& b) {
+  const std::string op = c.op;
+  (void)w;
+  (void)b;
+  if (op == "adaptive_avg_pool2d") return F::adaptive_avg_pool2d(x, {c.ints[0], c.ints[1]});
+  FAIL("no kiln function for " << op);
+  return x;
+}
+
+// Relative to 1 + |torch|: kiln sums windows in f64 where torch sums in f32.
+double tolerance_of(const VisionCase&) { return 1e-6; }
+
+void check_case(const VisionCase& c, const char* where, const Tensor& y) {
+  const std::string op = c.op, place = where;
+  CAPTURE(op);
+  CAPTURE(place);
+  CAPTURE(c.x_dims[2]);
+  CAPTURE(c.x_dims[3]);
+  CAPTURE(c.ints[0]);
+  CAPTURE(c.ints[1]);
+  REQUIRE(y.dtype() == DType::f32);
+  REQUIRE(y.dims() == dims_of(c.out_dims));
+  const double tolerance = tolerance_of(c);
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const double got = y.data<float>()[i], want = c.want[i];
+    const bool same = std::isnan(want)   ? std::isnan(got)
+                      : std::isinf(want) ? got == want
+                                         : std::fabs(got - want) <= tolerance * (1 + std::fabs(want));
+    if (!same && mismatches++ < 3) MESSAGE("element " << i << ": got " << got << ", torch " << want);
+  }
+  CHECK(mismatches == 0);
+}
+
+std::shared_ptr<Session> session_in(JitMode mode) {
+  TierPolicy policy;
+  policy.mode = mode;
+  return std::make_shared<Session>(policy, 4);
+}
+
+void check_compiled(JitMode mode, const char* where) {
+  for (const VisionCase& c : kVisionCases) {
+    const Tensor x = tensor_of(c.x, c.x_dims);
+    const Tensor w = c.w ? tensor_of(c.w, c.w_dims) : Tensor::zeros({1});
+    const Tensor b = c.b ? tensor_of(c.b, c.b_dims) : Tensor::zeros({1});
+    const bool has_w = c.w != nullptr, has_b = c.b != nullptr;
+    auto fn = [&c, has_w, has_b](Tensor t, Tensor wt, Tensor bt) {
+      return apply(c, t, has_w ? wt : Tensor(), has_b ? bt : Tensor());
+    };
+    check_case(c, where, compile(fn, {.session = session_in(mode)})(x.layout(), w.layout(), b.layout())(x, w, b));
+  }
+}
+
+} // namespace
+
+TEST_CASE("eager vision ops give PyTorch's results") {
+  for (const VisionCase& c : kVisionCases)
+    check_case(c, "eager", apply(c, tensor_of(c.x, c.x_dims), tensor_of(c.w, c.w_dims), tensor_of(c.b, c.b_dims)));
+}
+
+TEST_CASE("compiled on the interpreter, the vision ops give PyTorch's results") {
+  check_compiled(JitMode::off, "interpreter");
+}
+
+#if KILN_HAS_JIT
+TEST_CASE("compiled on the JIT tier, the vision ops give PyTorch's results") { check_compiled(JitMode::always, "jit"); }
+#endif
+
+// The JIT's own paths against the interpreter's.
+#if KILN_HAS_JIT
+namespace {
+
+// Where the tiers differ: NaN must meet NaN, an infinity the same infinity, finite values within
+// 1e-5 * (1 + |interp|) (oneDNN sums in another order). Empty when they agree.
+std::string first_difference(const Tensor& interp, const Tensor& jit) {
+  if (interp.dims() != jit.dims()) return "results differ in dims";
+  for (int64_t i = 0; i < interp.numel(); ++i) {
+    const double e = interp.data<float>()[i], g = jit.data<float>()[i];
+    const bool same = std::isnan(e)   ? std::isnan(g)
+                      : std::isinf(e) ? g == e
+                                      : std::isfinite(g) && std::fabs(g - e) <= 1e-5 * (1 + std::fabs(e));
+    if (!same)
+      return "element " + std::to_string(i) + ": interpreter " + std::to_string(e) + ", jit " + std::to_string(g);
+  }
+  return "";
+}
+
+// Random values in [-4, 4], with NaN, +-inf and -0 spread through them when `edges`.
+Tensor sample(const std::vector<int64_t>& dims, uint64_t seed, bool edges) {
+  Tensor t = Tensor::rand(dims, seed, -4.0f, 4.0f);
+  const float values[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(), -0.0f, 0.0f};
+  if (edges)
+    for (int64_t i = 0; i < t.numel(); i += 7)
+      t.data<float>()[i] = values[size_t(i / 7) % 5];
+  return t;
+}
+
+// Runs fn on both tiers; returns where they differ and how many ops each JIT lowering took.
+template <class Fn, class... Inputs>
+std::pair<std::string, std::map<std::string, int>> on_both_tiers(Fn fn, const Inputs&... inputs) {
+  const Tensor interp = compile(fn, {.session = session_in(JitMode::off)})(inputs.layout()...)(inputs...);
+  auto jit_session = session_in(JitMode::always);
+  const Tensor jit = compile(fn, {.session = jit_session})(inputs.layout()...)(inputs...);
+  const std::vector<SignatureStats> stats = jit_session->stats();
+  REQUIRE(stats.size() == 1);
+  CHECK(stats[0].tier == "jit");
+  return {first_difference(interp, jit), stats[0].ops_per_lowering};
+}
+
+} // namespace
+#endif
+
+#if KILN_HAS_JIT
+TEST_CASE("adaptive_avg_pool2d runs as oneDNN pooling for uniform windows, else the interpreter's kernel") {
+  for (const int64_t h : {1, 7, 17})
+    for (const int64_t w : {1, 7, 17})
+      for (const bool edges : {false, true}) {
+        const Tensor x = sample({2, 3, 2 * h, w}, uint64_t(h * 100 + w), edges);
+        for (const std::vector<int64_t>& out : {std::vector<int64_t>{h, w}, {2 * h, 1}, {1, 1}, {3, 5}}) {
+          CAPTURE(h);
+          CAPTURE(w);
+          CAPTURE(out[0]);
+          CAPTURE(out[1]);
+          const auto [difference, lowerings] =
+              on_both_tiers([&](Tensor t) { return F::adaptive_avg_pool2d(t, out); }, x);
+          CHECK_MESSAGE(difference.empty(), difference);
+          const bool uniform = 2 * h % out[0] == 0 && w % out[1] == 0;
+          CHECK(lowerings.count("dnnl.adaptive_avg_pool2d") == (uniform ? 1u : 0u));
+        }
+      }
+}
+#endif
+
+TEST_CASE("adaptive_avg_pool2d refuses non-NCHW inputs, empty planes, integers and bad output sizes") {
+  const Tensor x = Tensor::randn({1, 2, 5, 5}, 1);
+  CHECK_THROWS_WITH_AS(F::adaptive_avg_pool2d(Tensor::randn({2, 5, 5}, 2), {2, 2}),
+                       doctest::Contains("needs an NCHW input"), Error);
+  CHECK_THROWS_WITH_AS(F::adaptive_avg_pool2d(Tensor::zeros({1, 2, 0, 5}), {2, 2}), doctest::Contains("empty plane"),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::adaptive_avg_pool2d(x, {2, -1}), doctest::Contains("output_size must be >= 0"), Error);
+  CHECK_THROWS_WITH_AS(F::adaptive_avg_pool2d(x, {2}), doctest::Contains("output_size needs 2 values"), Error);
+  CHECK_THROWS_WITH_AS(F::adaptive_avg_pool2d(x, {INT64_MAX / 2, 1}), doctest::Contains("overflows"), Error);
+  try {
+    F::adaptive_avg_pool2d(Tensor::zeros({1, 2, 5, 5}, DType::i32), {2, 2});
+    FAIL("an integer input was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::dtype);
+    CHECK(std::string(e.what()).find("kiln.adaptive_avg_pool2d") != std::string::npos);
+  }
+}
+
+TEST_CASE("nn::AdaptiveAvgPool2d is F::adaptive_avg_pool2d") {
+  nn::AdaptiveAvgPool2d pool({3, 2});
+  const Tensor x = Tensor::randn({2, 3, 7, 5}, 3);
+  const Tensor got = pool.forward(x), want = F::adaptive_avg_pool2d(x, {3, 2});
+  REQUIRE(got.dims() == std::vector<int64_t>{2, 3, 3, 2});
+  for (int64_t i = 0; i < got.numel(); ++i)
+    CHECK(got.data<float>()[i] == want.data<float>()[i]);
+  CHECK(pool.state_dict().empty());
+}
