@@ -57,6 +57,7 @@ const std::pair<ir::OpKind, exec::KernelPrepare> kPrepares[] = {
     {ir::OpKind::reduce_std, prepare_variance},
     {ir::OpKind::cumsum, prepare_cumsum},
     {ir::OpKind::adaptive_avg_pool2d, prepare_adaptive_avg_pool2d},
+    {ir::OpKind::group_norm, prepare_group_norm},
 };
 
 exec::KernelPrepare prepare_for(ir::OpKind kind) {

@@ -207,6 +207,7 @@ void add_normalization_ops(FunctionBuilder& b, ValueId x, ValueId image) {
   b.op(OpKind::layer_norm, {x, weight, bias}, {{"axis", Attr::of_int(1)}, {"eps", Attr::of_float(1e-5)}});
   b.op(OpKind::rms_norm, {x, weight}, {{"axis", Attr::of_int(-1)}, {"eps", Attr::of_float(1e-6)}});
   b.op(OpKind::batch_norm, {image, weight, bias, weight, bias}, {{"eps", Attr::of_float(1e-3)}});
+  b.op(OpKind::group_norm, {image, weight, bias}, {{"groups", Attr::of_int(2)}, {"eps", Attr::of_float(1e-5)}});
 }
 
 void add_nn_ops(FunctionBuilder& b, ValueId x, ValueId image) {

@@ -253,6 +253,12 @@ void check_op(OpKind kind) {
     return check_tiers(
         name, [](Tensor x, Tensor m, Tensor v) { return F::batch_norm(x, m, F::abs(v) + 0.5, Tensor(), Tensor()); },
         finite({2, 7, 5, 3}, 36), finite({7}, 37), finite({7}, 38));
+  case OpKind::group_norm:
+    check_tiers(
+        name, [](Tensor x, Tensor w, Tensor b) { return F::group_norm(x, 3, w, b); }, sample({2, 6, 7, 17}, 72),
+        finite({6}, 73), finite({6}, 74));
+    return check_tiers(
+        name + " instance", [](Tensor x) { return F::instance_norm(x); }, finite({1, 17, 7, 1}, 75));
   case OpKind::matmul:
     check_tiers(
         name, [](Tensor a, Tensor b) { return F::matmul(a, b); }, finite({7, 17}, 39), finite({17, 23}, 40));

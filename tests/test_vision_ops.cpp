@@ -20,8 +20,10 @@ namespace {
 struct VisionCase {
   const char* op;
   int64_t x_dims[4], w_dims[4], b_dims[4]; // 0 = no such dim / operand
-  int64_t ints[9];                         // adaptive_avg_pool2d: output_size
-  double reals[2];
+  // adaptive_avg_pool2d: output_size; group_norm: groups; conv_transpose2d: stride, padding,
+  // output_padding, groups, dilation; interpolate: the result's size
+  int64_t ints[9];
+  double reals[2]; // group_norm, instance_norm: eps; interpolate: scale_factor (0: size given)
   const char* mode;
   bool align_corners;
   int64_t out_dims[4];
@@ -48,24 +50,34 @@ Tensor tensor_of(const float* data, const int64_t (&dims)[4]) {
 
 Tensor apply(const VisionCase& c, const Tensor& x, const Tensor& w, const Tensor& b) {
   const std::string op = c.op;
-  (void)w;
-  (void)b;
-  if (op == "adaptive_avg_pool2d") return F::adaptive_avg_pool2d(x, {c.ints[0], c.ints[1]});
+  const int64_t* n = c.ints;
+  if (op == "adaptive_avg_pool2d") return F::adaptive_avg_pool2d(x, {n[0], n[1]});
+  if (op == "group_norm") return F::group_norm(x, n[0], w, b, c.reals[0]);
+  if (op == "instance_norm") return F::instance_norm(x, w, b, c.reals[0]);
   FAIL("no kiln function for " << op);
   return x;
 }
 
-// Relative to 1 + |torch|: kiln sums windows in f64 where torch sums in f32.
-double tolerance_of(const VisionCase&) { return 1e-6; }
+// Relative to 1 + |torch|. kiln sums pooling windows, the norms' statistics and the transposed
+// convolution in f64 where torch sums in f32 (the norms and the convolution over longer sums, so
+// looser); interpolate computes torch's f32 coordinates and blends in torch's order.
+double tolerance_of(const VisionCase& c) {
+  const std::string op = c.op;
+  return op == "adaptive_avg_pool2d" || op == "interpolate" ? 1e-6 : 1e-5;
+}
 
 void check_case(const VisionCase& c, const char* where, const Tensor& y) {
-  const std::string op = c.op, place = where;
+  const std::string op = c.op, mode = c.mode, place = where;
   CAPTURE(op);
   CAPTURE(place);
   CAPTURE(c.x_dims[2]);
   CAPTURE(c.x_dims[3]);
   CAPTURE(c.ints[0]);
   CAPTURE(c.ints[1]);
+  CAPTURE(c.reals[0]);
+  CAPTURE(c.reals[1]);
+  CAPTURE(mode);
+  CAPTURE(c.align_corners);
   REQUIRE(y.dtype() == DType::f32);
   REQUIRE(y.dims() == dims_of(c.out_dims));
   const double tolerance = tolerance_of(c);
@@ -206,4 +218,68 @@ TEST_CASE("nn::AdaptiveAvgPool2d is F::adaptive_avg_pool2d") {
   for (int64_t i = 0; i < got.numel(); ++i)
     CHECK(got.data<float>()[i] == want.data<float>()[i]);
   CHECK(pool.state_dict().empty());
+}
+
+TEST_CASE("group_norm and instance_norm refuse channels groups do not divide, bad parameters and flat inputs") {
+  const Tensor x = Tensor::randn({2, 6, 5}, 4);
+  CHECK_THROWS_WITH_AS(F::group_norm(x, 4), doctest::Contains("groups 4 must divide the channels 6"), Error);
+  CHECK_THROWS_WITH_AS(F::group_norm(x, 0), doctest::Contains("groups must be >= 1"), Error);
+  CHECK_THROWS_WITH_AS(F::group_norm(Tensor::randn({6}, 5), 2), doctest::Contains("needs rank >= 2"), Error);
+  CHECK_THROWS_WITH_AS(F::group_norm(x, 3, Tensor::ones({5})), doctest::Contains("weight has shape [5]"), Error);
+  CHECK_THROWS_WITH_AS(F::group_norm(x, 3, Tensor(), Tensor::ones({6, 1})), doctest::Contains("has shape [6, 1]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::group_norm(Tensor::randn({1, 2, 1}, 11), 2), doctest::Contains("one value per group"), Error);
+  CHECK_THROWS_WITH_AS(F::instance_norm(Tensor::randn({2, 6}, 6)), doctest::Contains("needs rank >= 3"), Error);
+  CHECK_THROWS_WITH_AS(F::instance_norm(Tensor::randn({2, 6, 1, 1}, 7)), doctest::Contains("one spatial element"),
+                       Error);
+  try {
+    F::group_norm(Tensor::zeros({2, 6, 5}, DType::i32), 3);
+    FAIL("an integer input was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::dtype);
+    CHECK(std::string(e.what()).find("kiln.group_norm") != std::string::npos);
+  }
+}
+
+TEST_CASE("group_norm matches a naive two-pass loop in f64 on large offsets") {
+  // A mean of 1e4 with unit spread: a one-pass E[x^2] - E[x]^2 in f32 would lose the variance.
+  Tensor x = Tensor::randn({2, 4, 7, 17}, 8);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] += 1e4f;
+  const Tensor y = F::group_norm(x.cast(DType::f64), 2).cast(DType::f32);
+  const int64_t size = 2 * 7 * 17;
+  for (int64_t task = 0; task < 4; ++task) {
+    const float* in = x.data<float>() + task * size;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < size; ++i)
+      mean += in[i];
+    mean /= double(size);
+    for (int64_t i = 0; i < size; ++i)
+      var += (in[i] - mean) * (in[i] - mean);
+    const double inv_std = 1 / std::sqrt(var / double(size) + 1e-5);
+    for (int64_t i = 0; i < size; ++i)
+      CHECK(y.data<float>()[task * size + i] == doctest::Approx((in[i] - mean) * inv_std).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("nn::GroupNorm and nn::InstanceNorm2d hold torch's parameters and apply F::group_norm") {
+  nn::GroupNorm norm(3, 6);
+  const auto names = norm.named_parameters();
+  REQUIRE(names.size() == 2);
+  CHECK(names[0].first == "weight");
+  CHECK(names[0].second.dims() == std::vector<int64_t>{6});
+  CHECK(names[1].first == "bias");
+  CHECK(nn::GroupNorm(3, 6, 1e-5, false).named_parameters().empty());
+  CHECK(nn::InstanceNorm2d(4).named_parameters().empty());
+  CHECK(nn::InstanceNorm2d(4, 1e-5, true).named_parameters().size() == 2);
+  CHECK_THROWS_WITH_AS(nn::GroupNorm(4, 6), doctest::Contains("divisible by num_groups"), Error);
+  const Tensor x = Tensor::randn({2, 6, 5, 3}, 9);
+  const Tensor got = norm.forward(x), want = F::group_norm(x, 3);
+  for (int64_t i = 0; i < got.numel(); ++i)
+    CHECK(got.data<float>()[i] == want.data<float>()[i]);
+  const Tensor instance = nn::InstanceNorm2d(6).forward(x), per_channel = F::group_norm(x, 6);
+  for (int64_t i = 0; i < got.numel(); ++i)
+    CHECK(instance.data<float>()[i] == per_channel.data<float>()[i]);
+  CHECK_THROWS_WITH_AS(nn::InstanceNorm2d(6).forward(Tensor::randn({6, 5, 3}, 10)),
+                       doctest::Contains("expects an NCHW input"), Error);
 }

@@ -104,6 +104,15 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6, int64_t axis = -1, Loc loc = Loc::current());
 Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias,
                   double eps = 1e-5, Loc loc = Loc::current());
+// torch's group_norm: x [N, C, ...] with C a multiple of num_groups; each sample's groups of
+// C / num_groups channels are normalised by their mean and biased variance, then weight and bias [C]
+// (each may be undefined) apply per channel.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5, Loc loc = Loc::current());
+// torch's instance_norm with use_input_stats (no running statistics): group_norm with a group per
+// channel. x needs rank >= 3 and more than one spatial element, as torch checks.
+Tensor instance_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5,
+                     Loc loc = Loc::current());
 
 Tensor matmul(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 // PyTorch's Linear: x @ weightᵀ + bias, weight [out, in]. bias may be undefined.

@@ -176,6 +176,29 @@ private:
   double eps_;
 };
 
+// torch's GroupNorm (F::group_norm): weight [num_channels] 1 and bias 0 when affine.
+class GroupNorm : public Module {
+public:
+  GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  Tensor forward(const Tensor& input) override;
+
+private:
+  int64_t num_groups_;
+  double eps_;
+};
+
+// torch's InstanceNorm2d without running statistics (track_running_stats false, its default):
+// F::instance_norm of an NCHW input; weight [num_features] 1 and bias 0 when affine (torch's
+// default is false).
+class InstanceNorm2d : public Module {
+public:
+  explicit InstanceNorm2d(int64_t num_features, double eps = 1e-5, bool affine = false);
+  Tensor forward(const Tensor& input) override;
+
+private:
+  double eps_;
+};
+
 // Normalises over the trailing axes, whose sizes are normalized_shape; weight and bias have that
 // shape (absent when elementwise_affine is false; bias absent when bias is false).
 class LayerNorm : public Module {

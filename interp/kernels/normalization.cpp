@@ -119,6 +119,56 @@ template <class T> void batch_norm_typed(const KernelArgs& args, const ChannelSp
   });
 }
 
+// x viewed as [batch * groups, group channels, plane]; the op's eps.
+struct GroupSplit {
+  int64_t tasks, group_channels, plane, channels;
+  double eps;
+};
+
+GroupSplit groups_of(const KernelArgs& args) {
+  std::span<const int64_t> dims = args.inputs[0].dims;
+  const int64_t groups = ir::params_of<ir::GroupNormParams>(args.op).groups;
+  if (dims.size() < 2 || dims[1] % groups != 0)
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": input " + dims_string(dims) + " does not split into " +
+                                      std::to_string(groups) + " channel groups");
+  for (size_t i = 1; i < args.inputs.size(); ++i)
+    if (args.inputs[i].numel() != dims[1])
+      throw Error(ErrorKind::shape, ir::op_place(args.op) + ": parameter " + std::to_string(i) + " has " +
+                                        std::to_string(args.inputs[i].numel()) + " elements, expected " +
+                                        std::to_string(dims[1]));
+  return {dims[0] * groups, dims[1] / groups, product(dims.subspan(2)), dims[1],
+          ir::params_of<ir::GroupNormParams>(args.op).eps};
+}
+
+// Each group's statistics in double, two passes (mean, then the squared deviations), as
+// layer_norm's: the variance does not cancel catastrophically.
+template <class T> void group_norm_typed(const KernelArgs& args, const GroupSplit& s) {
+  const T* x = args.inputs[0].as<const T>();
+  const T* weight = args.inputs.size() > 1 ? args.inputs[1].as<const T>() : nullptr;
+  const T* bias = args.inputs.size() > 2 ? args.inputs[2].as<const T>() : nullptr;
+  T* y = args.outputs[0].as<T>();
+  const int64_t size = s.group_channels * s.plane;
+  if (size == 0) return;
+  exec::parallel_for(s.tasks, exec::worth_parallel(s.tasks * size), [&](int64_t task) {
+    const T* in = x + task * size;
+    T* out = y + task * size;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < size; ++i)
+      mean += in[i];
+    mean /= double(size);
+    for (int64_t i = 0; i < size; ++i)
+      var += (in[i] - mean) * (in[i] - mean);
+    const double inv_std = 1.0 / std::sqrt(var / double(size) + s.eps);
+    const int64_t first_channel = task * s.group_channels % s.channels;
+    for (int64_t c = 0; c < s.group_channels; ++c) {
+      const double scale = weight ? double(weight[first_channel + c]) : 1.0;
+      const double shift = bias ? double(bias[first_channel + c]) : 0.0;
+      for (int64_t i = c * s.plane; i < (c + 1) * s.plane; ++i)
+        out[i] = T((in[i] - mean) * inv_std * scale + shift);
+    }
+  });
+}
+
 // The checks every normalization makes before its own (`split`).
 template <class Split>
 exec::PreparedState prepare_normalization(const KernelArgs& args, Split (*split)(const KernelArgs&)) {
@@ -143,6 +193,10 @@ exec::PreparedState prepare_batch_norm(const ir::Op& op, std::span<const exec::V
                                        std::span<const exec::View> outputs) {
   return prepare_normalization(KernelArgs{op, inputs, outputs}, channels_of);
 }
+exec::PreparedState prepare_group_norm(const ir::Op& op, std::span<const exec::View> inputs,
+                                       std::span<const exec::View> outputs) {
+  return prepare_normalization(KernelArgs{op, inputs, outputs}, groups_of);
+}
 
 void layer_norm(const KernelArgs& args) {
   normalization<RowSplit>(args, layer_norm,
@@ -156,6 +210,11 @@ void batch_norm(const KernelArgs& args) {
   normalization<ChannelSplit>(args, batch_norm, [&](auto e, const ChannelSplit& s) {
     batch_norm_typed<typename decltype(e)::Storage>(args, s);
   });
+}
+
+void group_norm(const KernelArgs& args) {
+  normalization<GroupSplit>(
+      args, group_norm, [&](auto e, const GroupSplit& s) { group_norm_typed<typename decltype(e)::Storage>(args, s); });
 }
 
 } // namespace kiln::interp

@@ -201,6 +201,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::layer_norm:
   case OpKind::rms_norm:
   case OpKind::batch_norm:
+  case OpKind::group_norm:
   case OpKind::matmul:
   case OpKind::conv2d:
   case OpKind::max_pool2d:

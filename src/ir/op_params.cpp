@@ -214,6 +214,11 @@ OpParams adaptive_pool(const Attrs& attrs, Types) {
     throw AttrError("output_size must be >= 0, got [" + std::to_string(size[0]) + ", " + std::to_string(size[1]) + "]");
   return AdaptivePoolParams{size};
 }
+OpParams group_norm(const Attrs& attrs, Types) {
+  const int64_t groups = get_int(attrs, "groups");
+  if (groups < 1) throw AttrError("groups must be >= 1, got " + std::to_string(groups));
+  return GroupNormParams{groups, optional<double>(attrs, "eps", "f64", 1e-5)};
+}
 
 } // namespace decode
 
@@ -296,6 +301,9 @@ struct Encoder {
   Attrs operator()(const CallParams& p) const { return {{"callee", Attr::of_string(p.callee)}}; }
   Attrs operator()(const CustomParams& p) const { return {{"op", Attr::of_string(p.op)}}; }
   Attrs operator()(const AdaptivePoolParams& p) const { return {{"output_size", pair(p.output_size)}}; }
+  Attrs operator()(const GroupNormParams& p) const {
+    return {{"groups", Attr::of_int(p.groups)}, {"eps", Attr::of_float(p.eps)}};
+  }
   Attrs operator()(const InvalidParams& p) const {
     throw Error(ErrorKind::internal, "cannot encode invalid op parameters: " + p.reason);
   }

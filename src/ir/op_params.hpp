@@ -97,6 +97,13 @@ struct BatchNormParams {
   friend bool operator==(const BatchNormParams&, const BatchNormParams&) = default;
 };
 
+// group_norm: the number of channel groups (instance_norm: the channel count) and eps.
+struct GroupNormParams {
+  int64_t groups = 1;
+  double eps = 1e-5;
+  friend bool operator==(const GroupNormParams&, const GroupNormParams&) = default;
+};
+
 using Pair = std::array<int64_t, 2>; // [height, width]
 
 struct ConvParams {
@@ -220,7 +227,7 @@ using OpParams =
                  ReduceParams, VarianceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams, ConvParams,
                  PoolParams, AvgPoolParams, ShapeParams, TransposeParams, SplitParams, SliceParams, AxesParams,
                  DiagonalParams, MaskedFillParams, PadParams, ConstantParams, ExternalParams, FullParams, ArangeParams,
-                 CallParams, CustomParams, InvalidParams, AdaptivePoolParams>;
+                 CallParams, CustomParams, InvalidParams, AdaptivePoolParams, GroupNormParams>;
 
 // A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
 // range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
@@ -275,6 +282,7 @@ KILN_DECODER(arange)
 KILN_DECODER(call)
 KILN_DECODER(custom)
 KILN_DECODER(adaptive_pool)
+KILN_DECODER(group_norm)
 #undef KILN_DECODER
 } // namespace decode
 // The attributes that decode to `params` (the printer's form of the op).

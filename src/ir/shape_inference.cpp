@@ -247,6 +247,25 @@ Types adaptive_pool2d(In in, const OpParams& params) {
   return {tensor_of(in[0].dtype, {x[0], x[1], size[0], size[1]})};
 }
 
+Types group_norm(In in, const OpParams& params) {
+  const Shape& x = in[0].shape;
+  if (x.size() < 2) throw InferError("input " + str(x) + " needs rank >= 2 (N, C, ...)");
+  if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input", ErrorKind::dtype);
+  if (in.size() == 2) throw InferError("weight and bias come together (got 2 operands)");
+  const int64_t groups = std::get<GroupNormParams>(params).groups;
+  const int64_t c = static_size(x[1], "channels");
+  if (c % groups != 0)
+    throw InferError("groups " + std::to_string(groups) + " must divide the channels " + std::to_string(c) +
+                     " of input " + str(x));
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i].shape != Shape{x[1]})
+      throw InferError(std::string(i == 1 ? "weight" : "bias") + " has shape " + str(in[i].shape) + ", expected [" +
+                       std::to_string(c) + "]");
+    require_same_dtype(in, 0, i);
+  }
+  return {tensor_of(in[0].dtype, x)};
+}
+
 Shape resolve_reshape(const Shape& input, const Shape& target) {
   Poly total = Poly::constant(1), known = Poly::constant(1);
   for (const Dim& d : input)

@@ -25,6 +25,7 @@ Types matmul(In in, const OpParams& params);
 Types conv2d(In in, const OpParams& params);
 Types pool2d(In in, const OpParams& params);
 Types adaptive_pool2d(In in, const OpParams& params);
+Types group_norm(In in, const OpParams& params);
 Types reshape(In in, const OpParams& params);
 Types transpose(In in, const OpParams& params);
 Types broadcast_to(In in, const OpParams& params);

@@ -223,6 +223,39 @@ Tensor batch_norm(const Tensor& x, const Tensor& mean, const Tensor& var, const 
                 loc);
 }
 
+// The op takes weight and bias together, as batch_norm: the one torch lets be missing is 1 or 0.
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps, Loc loc) {
+  // torch refuses groups of one value: N * C / num_groups * the spatial size must exceed 1.
+  if (x.defined() && x.rank() >= 2 && num_groups > 0) {
+    bool one_value = x.shape()[1].is_static() && x.shape()[1].size() == num_groups;
+    for (size_t i = 0; i < x.shape().size(); ++i)
+      if (i != 1) one_value = one_value && x.shape()[i].is_static() && x.shape()[i].size() == 1;
+    if (one_value)
+      throw Error(ErrorKind::shape, "kiln.group_norm at " + trace::to_source_loc(loc).to_string() + ": input " +
+                                        shape_to_string(x.shape()) + " has one value per group (torch refuses it)");
+  }
+  if (!weight.defined() && !bias.defined())
+    return apply1(OpKind::group_norm, {x}, encode_params(ir::GroupNormParams{num_groups, eps}), loc);
+  const Tensor& given = weight.defined() ? weight : bias;
+  const Tensor w = weight.defined() ? weight : F::full(given.shape(), 1.0, given.dtype(), loc);
+  const Tensor b = bias.defined() ? bias : F::full(given.shape(), 0.0, given.dtype(), loc);
+  return apply1(OpKind::group_norm, {x, w, b}, encode_params(ir::GroupNormParams{num_groups, eps}), loc);
+}
+Tensor instance_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, Loc loc) {
+  const std::string op = "kiln.instance_norm at " + trace::to_source_loc(loc).to_string();
+  if (!x.defined()) throw Error(ErrorKind::spec, op + ": undefined input");
+  const Shape& shape = x.shape();
+  if (shape.size() < 3) throw Error(ErrorKind::shape, op + ": input " + shape_to_string(shape) + " needs rank >= 3");
+  bool one_spatial = true;
+  for (size_t i = 2; i < shape.size(); ++i)
+    one_spatial = one_spatial && shape[i].is_static() && shape[i].size() == 1;
+  if (one_spatial)
+    throw Error(ErrorKind::shape,
+                op + ": input " + shape_to_string(shape) + " has one spatial element (torch refuses it)");
+  if (!shape[1].is_static()) throw Error(ErrorKind::shape, op + ": channels must be static");
+  return group_norm(x, shape[1].size(), weight, bias, eps, loc);
+}
+
 Tensor matmul(const Tensor& a, const Tensor& b, Loc loc) { return apply1(OpKind::matmul, {a, b}, {}, loc); }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Loc loc) {

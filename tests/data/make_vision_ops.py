@@ -1,15 +1,19 @@
 #!/usr/bin/python3
-"""Writes vision_ops.inc: PyTorch's results of adaptive_avg_pool2d on NCHW f32 inputs.
+"""Writes vision_ops.inc: PyTorch's results of adaptive_avg_pool2d, group_norm, instance_norm,
+conv_transpose2d and interpolate on f32 inputs.
 
 Run with Debian's python3-torch: /usr/bin/python3 tests/data/make_vision_ops.py
 
 Each case holds its inputs (standard normal from a fixed seed, or with edge values: NaN, +-inf, -0
-spread through them) and torch 1.13's f32 result, all written as exact hex floats. Sizes are odd
-(1, 7, 17) and the windows both uniform (H % out == 0, oneDNN's path in the JIT) and not.
+spread through them) and torch 1.13's f32 result, each float as the shortest decimal that reads
+back as it. Sizes are odd
+(1, 7, 17); adaptive windows both uniform (H % out == 0, oneDNN's path in the JIT) and not.
+
 """
 import math
 import pathlib
 
+import numpy
 import torch
 
 EDGES = [math.nan, math.inf, -math.inf, -0.0, 0.0]
@@ -44,19 +48,50 @@ def cases():
         y = torch.nn.functional.adaptive_avg_pool2d(x, out)
         yield "adaptive_avg_pool2d", x, None, None, list(out), [], "", False, y
 
+    F = torch.nn.functional
+    for dims, groups, affine, eps, edges in [
+        ((2, 6, 7, 17), 3, "both", 1e-5, False),
+        ((2, 6, 1, 17), 1, "none", 1e-5, False),
+        ((1, 6, 7, 1), 6, "weight", 1e-3, False),
+        ((1, 7, 17, 1), 7, "bias", 1e-5, False),
+        ((3, 4, 5), 2, "both", 1e-5, False),
+        ((2, 4), 2, "both", 1e-5, False),
+        ((1, 1, 1, 2), 1, "none", 1e-5, False),
+        ((2, 6, 7, 17), 3, "both", 1e-5, True),
+    ]:
+        seed += 1
+        x = sample(dims, seed, edges)
+        w = sample((dims[1],), seed + 1000) if affine in ("both", "weight") else None
+        b = sample((dims[1],), seed + 2000) if affine in ("both", "bias") else None
+        y = F.group_norm(x, groups, w, b, eps)
+        yield "group_norm", x, w, b, [groups], [eps], "", False, y
+    for dims, affine, eps, edges in [
+        ((2, 3, 7, 17), True, 1e-5, False),
+        ((1, 7, 17, 7), False, 1e-5, False),
+        ((2, 3, 1, 7), True, 1e-2, False),
+        ((2, 3, 17), True, 1e-5, False),
+        ((2, 3, 7, 17), True, 1e-5, True),
+    ]:
+        seed += 1
+        x = sample(dims, seed, edges)
+        w = sample((dims[1],), seed + 1000) if affine else None
+        b = sample((dims[1],), seed + 2000) if affine else None
+        y = F.instance_norm(x, weight=w, bias=b, eps=eps)
+        yield "instance_norm", x, w, b, [], [eps], "", False, y
 
-def hexf(v):
+
+def literal(v):
+    """The shortest decimal that reads back as the f32 v."""
     if math.isnan(v):
         return "NAN"
     if math.isinf(v):
         return "INFINITY" if v > 0 else "-INFINITY"
-    if v == 0:
-        return "-0.0f" if math.copysign(1, v) < 0 else "0.0f"
-    return float(v).hex() + "f"
+    text = repr(numpy.float32(v))
+    return text + ("f" if "." in text or "e" in text else ".f")
 
 
 def array(name, t):
-    return "constexpr float %s[] = {%s};\n" % (name, ", ".join(hexf(v) for v in t.reshape(-1).tolist()))
+    return "constexpr float %s[] = {%s};\n" % (name, ", ".join(literal(v) for v in t.reshape(-1).tolist()))
 
 
 def dims4(t):
@@ -71,8 +106,17 @@ def main():
         "// clang-format off\n",
     ]
     rows = []
+    names = {}  # an input's text -> the array that holds it, so cases share inputs
+
+    def input_array(name, t):
+        text = array("%s", t)
+        if text not in names:
+            names[text] = name
+            out.append(text % name)
+        return names[text]
+
     for i, (op, x, w, b, ints, reals, mode, align, y) in enumerate(cases()):
-        out.append(array("kVision%d_x" % i, x))
+        x_name = input_array("kVision%d_x" % i, x)
         out.append(array("kVision%d_want" % i, y))
         if w is not None:
             out.append(array("kVision%d_w" % i, w))
@@ -81,9 +125,9 @@ def main():
         ints = ints + [0] * (9 - len(ints))
         reals = reals + [0.0] * (2 - len(reals))
         rows.append(
-            '    {"%s", %s, %s, %s, {%s}, {%s}, "%s", %s, %s, kVision%d_x, %s, %s, kVision%d_want},\n'
+            '    {"%s", %s, %s, %s, {%s}, {%s}, "%s", %s, %s, %s, %s, %s, kVision%d_want},\n'
             % (op, dims4(x), dims4(w), dims4(b), ", ".join(map(str, ints)), ", ".join(repr(float(r)) for r in reals),
-               mode, "true" if align else "false", dims4(y), i, "kVision%d_w" % i if w is not None else "nullptr",
+               mode, "true" if align else "false", dims4(y), x_name, "kVision%d_w" % i if w is not None else "nullptr",
                "kVision%d_b" % i if b is not None else "nullptr", i))
     out.append("constexpr VisionCase kVisionCases[] = {\n")
     out.extend(rows)
