@@ -58,6 +58,7 @@ const std::pair<ir::OpKind, exec::KernelPrepare> kPrepares[] = {
     {ir::OpKind::cumsum, prepare_cumsum},
     {ir::OpKind::adaptive_avg_pool2d, prepare_adaptive_avg_pool2d},
     {ir::OpKind::group_norm, prepare_group_norm},
+    {ir::OpKind::conv_transpose2d, prepare_conv_transpose2d},
 };
 
 exec::KernelPrepare prepare_for(ir::OpKind kind) {

@@ -234,6 +234,14 @@ void add_nn_ops(FunctionBuilder& b, ValueId x, ValueId image) {
         {"padding", Attr::of_ints({1, 1})},
         {"count_include_pad", Attr::of_bool(false)}});
   b.op(OpKind::adaptive_avg_pool2d, {image}, {{"output_size", Attr::of_ints({4, 1})}});
+  ValueId up_filters =
+      b.op(OpKind::constant, {}, {{"value", Attr::of_tensor(f32_tensor(std::vector<float>(24, 0.5f), {4, 3, 1, 2}))}});
+  b.op(OpKind::conv_transpose2d, {image, up_filters},
+       {{"stride", Attr::of_ints({2, 2})},
+        {"padding", Attr::of_ints({0, 1})},
+        {"dilation", Attr::of_ints({1, 1})},
+        {"groups", Attr::of_int(2)},
+        {"output_padding", Attr::of_ints({1, 0})}});
 }
 
 void add_shape_ops(FunctionBuilder& b, ValueId x, ValueId y, ValueId image, ValueId indices) {

@@ -298,6 +298,19 @@ void check_op(OpKind kind) {
           return F::adaptive_avg_pool2d(x, {17, 7});
         },
         sample({1, 7, 17, 7}, 71));
+  case OpKind::conv_transpose2d:
+    check_tiers(
+        name,
+        [](Tensor x, Tensor w, Tensor b) {
+          return F::conv_transpose2d(x, w, b, {.stride = {2, 1}, .padding = {1, 0}, .output_padding = {1, 0}});
+        },
+        sample({2, 3, 17, 7}, 76), finite({3, 5, 3, 3}, 77), finite({5}, 78));
+    return check_tiers(
+        name + " grouped dilated",
+        [](Tensor x, Tensor w) {
+          return F::conv_transpose2d(x, w, Tensor(), {.groups = 3, .dilation = {2, 3}});
+        },
+        finite({1, 6, 7, 1}, 79), finite({6, 1, 2, 2}, 80));
   case OpKind::reshape:
     return check_tiers(
         name,

@@ -54,6 +54,13 @@ Tensor apply(const VisionCase& c, const Tensor& x, const Tensor& w, const Tensor
   if (op == "adaptive_avg_pool2d") return F::adaptive_avg_pool2d(x, {n[0], n[1]});
   if (op == "group_norm") return F::group_norm(x, n[0], w, b, c.reals[0]);
   if (op == "instance_norm") return F::instance_norm(x, w, b, c.reals[0]);
+  if (op == "conv_transpose2d")
+    return F::conv_transpose2d(x, w, b,
+                               {.stride = {n[0], n[1]},
+                                .padding = {n[2], n[3]},
+                                .output_padding = {n[4], n[5]},
+                                .groups = n[6],
+                                .dilation = {n[7], n[8]}});
   FAIL("no kiln function for " << op);
   return x;
 }
@@ -282,4 +289,99 @@ TEST_CASE("nn::GroupNorm and nn::InstanceNorm2d hold torch's parameters and appl
     CHECK(instance.data<float>()[i] == per_channel.data<float>()[i]);
   CHECK_THROWS_WITH_AS(nn::InstanceNorm2d(6).forward(Tensor::randn({6, 5, 3}, 10)),
                        doctest::Contains("expects an NCHW input"), Error);
+}
+
+// The definition: input (ih, iw) times weight tap (i, j) adds into output (ih * sh - ph + i * dh,
+// iw * sw - pw + j * dw), a scatter (where the kernel gathers).
+static Tensor scattered_conv_transpose2d(const Tensor& x, const Tensor& w, const F::ConvTranspose2dOptions& o) {
+  const auto& xd = x.dims();
+  const auto& wd = w.dims();
+  const int64_t groups = o.groups, cin = xd[1], cout = wd[1] * groups, gin = cin / groups, gout = wd[1];
+  const int64_t oh =
+      (xd[2] - 1) * o.stride[0] - 2 * o.padding[0] + o.dilation[0] * (wd[2] - 1) + o.output_padding[0] + 1;
+  const int64_t ow =
+      (xd[3] - 1) * o.stride[1] - 2 * o.padding[1] + o.dilation[1] * (wd[3] - 1) + o.output_padding[1] + 1;
+  std::vector<double> out(size_t(xd[0] * cout * oh * ow), 0.0);
+  for (int64_t n = 0; n < xd[0]; ++n)
+    for (int64_t c = 0; c < cin; ++c)
+      for (int64_t ih = 0; ih < xd[2]; ++ih)
+        for (int64_t iw = 0; iw < xd[3]; ++iw)
+          for (int64_t k = 0; k < gout; ++k)
+            for (int64_t i = 0; i < wd[2]; ++i)
+              for (int64_t j = 0; j < wd[3]; ++j) {
+                const int64_t h = ih * o.stride[0] - o.padding[0] + i * o.dilation[0];
+                const int64_t v = iw * o.stride[1] - o.padding[1] + j * o.dilation[1];
+                if (h < 0 || h >= oh || v < 0 || v >= ow) continue;
+                const int64_t oc = c / gin * gout + k;
+                out[size_t(((n * cout + oc) * oh + h) * ow + v)] +=
+                    double(x.data<float>()[((n * cin + c) * xd[2] + ih) * xd[3] + iw]) *
+                    w.data<float>()[((c * gout + k) * wd[2] + i) * wd[3] + j];
+              }
+  std::vector<float> rounded(out.begin(), out.end());
+  return Tensor::from_vector(rounded, {xd[0], cout, oh, ow});
+}
+
+TEST_CASE("conv_transpose2d matches a naive scatter loop on odd sizes, strides, groups and dilations") {
+  struct Case {
+    std::vector<int64_t> x, w;
+    F::ConvTranspose2dOptions options;
+  };
+  const Case cases[] = {
+      {{1, 1, 1, 1}, {1, 1, 1, 1}, {}},
+      {{2, 3, 7, 17}, {3, 2, 3, 3}, {.stride = {2, 3}, .padding = {1, 2}, .output_padding = {1, 2}}},
+      {{1, 6, 17, 7}, {6, 1, 3, 2}, {.stride = {1, 2}, .output_padding = {1, 1}, .groups = 3, .dilation = {2, 1}}},
+      {{1, 4, 7, 1}, {4, 3, 1, 7}, {.stride = {3, 1}, .padding = {0, 3}, .groups = 2}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.x[2]);
+    CAPTURE(c.w[2]);
+    const Tensor x = Tensor::randn(c.x, 11), w = Tensor::randn(c.w, 12);
+    const Tensor want = scattered_conv_transpose2d(x, w, c.options);
+    for (const JitMode mode : {JitMode::off, JitMode::always}) {
+      if (mode == JitMode::always && !KILN_HAS_JIT) continue;
+      auto fn = [&c](Tensor t, Tensor k) { return F::conv_transpose2d(t, k, Tensor(), c.options); };
+      const Tensor got = compile(fn, {.session = session_in(mode)})(x.layout(), w.layout())(x, w);
+      REQUIRE(got.dims() == want.dims());
+      for (int64_t i = 0; i < got.numel(); ++i)
+        CHECK(got.data<float>()[i] == doctest::Approx(want.data<float>()[i]).epsilon(1e-5).scale(1));
+    }
+  }
+}
+
+TEST_CASE("conv_transpose2d refuses torch's bad output_padding, channel mismatches and empty results") {
+  const Tensor x = Tensor::randn({1, 4, 5, 5}, 13), w = Tensor::randn({4, 3, 3, 3}, 14);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, Tensor(), {.stride = {2, 2}, .output_padding = {2, 0}}),
+                       doctest::Contains("output_padding 2 must be smaller than stride 2 or dilation 1"), Error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, Tensor::randn({3, 3, 3, 3}, 15), Tensor()),
+                       doctest::Contains("input channels"), Error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, Tensor(), {.groups = 3}), doctest::Contains("groups 3 must divide"),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, Tensor::ones({4})), doctest::Contains("bias has shape [4]"), Error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, Tensor(), {.padding = {4, 0}}), doctest::Contains("too small"), Error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, Tensor(), {.stride = {0, 1}}),
+                       doctest::Contains("stride and dilation must be > 0"), Error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, Tensor(), {.stride = {INT64_MAX / 2, 1}}),
+                       doctest::Contains("overflows"), Error);
+}
+
+TEST_CASE("nn::ConvTranspose2d holds torch's weight [in, out / groups, kh, kw] and bias [out]") {
+  nn::ConvTranspose2d up(4, 6, {3, 2}, {.stride = {2, 2}, .output_padding = {1, 1}, .groups = 2});
+  const auto params = up.named_parameters();
+  REQUIRE(params.size() == 2);
+  CHECK(params[0].first == "weight");
+  CHECK(params[0].second.dims() == std::vector<int64_t>{4, 3, 3, 2});
+  CHECK(params[1].first == "bias");
+  CHECK(params[1].second.dims() == std::vector<int64_t>{6});
+  // torch's bound 1 / sqrt(fan_in), fan_in = weight.size(1) * kh * kw = 18.
+  for (int64_t i = 0; i < params[0].second.numel(); ++i)
+    CHECK(std::fabs(params[0].second.data<float>()[i]) <= 1 / std::sqrt(18.0));
+  const Tensor x = Tensor::randn({1, 4, 5, 7}, 16);
+  const Tensor got = up.forward(x);
+  const Tensor want = F::conv_transpose2d(x, params[0].second, params[1].second,
+                                          {.stride = {2, 2}, .output_padding = {1, 1}, .groups = 2});
+  REQUIRE(got.dims() == std::vector<int64_t>{1, 6, 12, 15});
+  for (int64_t i = 0; i < got.numel(); ++i)
+    CHECK(got.data<float>()[i] == want.data<float>()[i]);
+  CHECK(nn::ConvTranspose2d(4, 6, 3, {.bias = false}).named_parameters().size() == 1);
+  CHECK_THROWS_WITH_AS(nn::ConvTranspose2d(4, 6, 3, {.groups = 4}), doctest::Contains("divisible by groups"), Error);
 }

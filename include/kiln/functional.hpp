@@ -138,6 +138,18 @@ Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options, Loc loc = Loc::
 // torch's adaptive_avg_pool2d on NCHW: output_size {oh, ow}; row i of the result averages input rows
 // floor(i * H / oh) to ceil((i + 1) * H / oh) (exclusive), columns likewise. Floats only.
 Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_size, Loc loc = Loc::current());
+struct ConvTranspose2dOptions {
+  std::vector<int64_t> stride{1, 1};
+  std::vector<int64_t> padding{0, 0};
+  std::vector<int64_t> output_padding{0, 0}; // each < stride or < dilation, as torch requires
+  int64_t groups = 1;
+  std::vector<int64_t> dilation{1, 1};
+};
+// torch's conv_transpose2d: NCHW input, weight [C, O / groups, kh, kw], bias [O] (may be undefined);
+// the result's height is (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1,
+// its width likewise.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                        const ConvTranspose2dOptions& options = {}, Loc loc = Loc::current());
 
 // Shape ops. reshape accepts one -1 (inferred, symbolic dims included).
 Tensor reshape(const Tensor& x, const Shape& shape, Loc loc = Loc::current());

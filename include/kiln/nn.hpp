@@ -143,6 +143,27 @@ private:
   F::Conv2dOptions conv_;
 };
 
+struct ConvTranspose2dOptions {
+  std::vector<int64_t> stride{1, 1};
+  std::vector<int64_t> padding{0, 0};
+  std::vector<int64_t> output_padding{0, 0};
+  int64_t groups = 1;
+  bool bias = true;
+  std::vector<int64_t> dilation{1, 1};
+};
+// torch's ConvTranspose2d on NCHW: weight [in_channels, out_channels / groups, kh, kw], bias
+// [out_channels], torch's state_dict names and layouts; zero padding only.
+class ConvTranspose2d : public Module {
+public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size,
+                  ConvTranspose2dOptions options = {});
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, ConvTranspose2dOptions options = {});
+  Tensor forward(const Tensor& input) override;
+
+private:
+  F::ConvTranspose2dOptions conv_;
+};
+
 // NCHW max pooling (torch's MaxPool2d without dilation or ceil_mode); padding never wins the max.
 class MaxPool2d : public Module {
 public:

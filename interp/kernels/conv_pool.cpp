@@ -256,6 +256,51 @@ template <class T> void adaptive_avg_pool_typed(const KernelArgs& args, const Ad
   });
 }
 
+// conv_transpose2d's extents and hyperparameters (shape inference checked them).
+struct TransposedConvPlan {
+  Window w;
+  int64_t batch, channels, height, width, out_channels, groups, out_height, out_width;
+  int64_t group_in() const { return channels / groups; }
+  int64_t group_out() const { return out_channels / groups; }
+};
+
+// Input row ih reaches output row ih * stride - pad + i * dilation through kernel row i, so output
+// row oh gathers the (ih, i) with oh + pad - i * dilation = ih * stride: a gather per output element
+// (no scatter races between threads), summed in double.
+template <class T> void conv_transpose2d_typed(const KernelArgs& args, const TransposedConvPlan& p) {
+  const Window w = p.w;
+  const T* x = args.inputs[0].as<const T>();
+  const T* weight = args.inputs[1].as<const T>();
+  const T* bias = args.inputs.size() > 2 ? args.inputs[2].as<const T>() : nullptr;
+  T* y = args.outputs[0].as<T>();
+  const int64_t planes = p.batch * p.out_channels, in_plane = p.height * p.width;
+  exec::parallel_for(
+      planes, exec::worth_parallel(planes * p.out_height * p.out_width * p.group_in() * w.kh * w.kw),
+      [&](int64_t plane) {
+        const int64_t n = plane / p.out_channels, o = plane % p.out_channels;
+        const int64_t g = o / p.group_out(), o_in_group = o % p.group_out();
+        const T* image = x + (n * p.channels + g * p.group_in()) * in_plane;
+        T* out = y + plane * p.out_height * p.out_width;
+        for (int64_t oh = 0; oh < p.out_height; ++oh)
+          for (int64_t ow = 0; ow < p.out_width; ++ow) {
+            double sum = bias ? double(bias[o]) : 0.0;
+            for (int64_t i = 0; i < w.kh; ++i) {
+              const int64_t th = oh + w.ph - i * w.dh;
+              if (th < 0 || th % w.sh != 0 || th / w.sh >= p.height) continue;
+              for (int64_t j = 0; j < w.kw; ++j) {
+                const int64_t tw = ow + w.pw - j * w.dw;
+                if (tw < 0 || tw % w.sw != 0 || tw / w.sw >= p.width) continue;
+                const int64_t at = th / w.sh * p.width + tw / w.sw;
+                for (int64_t c = 0; c < p.group_in(); ++c)
+                  sum += double(image[c * in_plane + at]) *
+                         weight[(((g * p.group_in() + c) * p.group_out() + o_in_group) * w.kh + i) * w.kw + j];
+              }
+            }
+            out[oh * p.out_width + ow] = T(sum);
+          }
+      });
+}
+
 } // namespace
 
 exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View> inputs,
@@ -310,6 +355,41 @@ void adaptive_avg_pool2d(const KernelArgs& args) {
   const AdaptivePoolPlan& plan = prepared<AdaptivePoolPlan>(args);
   dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
                  [&](auto e) { adaptive_avg_pool_typed<typename decltype(e)::Storage>(args, plan); });
+}
+
+exec::PreparedState prepare_conv_transpose2d(const ir::Op& op, std::span<const exec::View> inputs,
+                                             std::span<const exec::View> outputs) {
+  const KernelArgs args{op, inputs, outputs};
+  require_uniform_dtype(args);
+  const ir::ConvTransposeParams& p = ir::params_of<ir::ConvTransposeParams>(op);
+  const int64_t groups = p.conv.groups;
+  std::span<const int64_t> x = inputs[0].dims, k = inputs[1].dims, y = outputs[0].dims;
+  const bool fits = x.size() == 4 && k.size() == 4 && y.size() == 4 && groups > 0 && k[0] == x[1] &&
+                    x[1] % groups == 0 && y[0] == x[0] && y[1] == k[1] * groups &&
+                    (inputs.size() < 3 || inputs[2].numel() == y[1]);
+  auto out_size = [&](int a) {
+    try {
+      return ir::infer::transposed_output(x[size_t(2 + a)], k[size_t(2 + a)], p.conv.stride[size_t(a)],
+                                          p.conv.padding[size_t(a)], p.conv.dilation[size_t(a)],
+                                          p.output_padding[size_t(a)]);
+    } catch (const std::exception&) {
+      return int64_t(-1);
+    }
+  };
+  if (!fits || y[2] != out_size(0) || y[3] != out_size(1))
+    throw Error(ErrorKind::shape, ir::op_place(op) + ": input " + dims_string(x) + ", weight " + dims_string(k) +
+                                      ", groups " + std::to_string(groups) + " and result " + dims_string(y) +
+                                      " do not fit together");
+  const ir::ConvParams& c = p.conv;
+  const Window w{k[2], k[3], c.stride[0], c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1]};
+  return make_prepared(TransposedConvPlan{w, x[0], x[1], x[2], x[3], y[1], groups, y[2], y[3]});
+}
+
+void conv_transpose2d(const KernelArgs& args) {
+  if (has_half_operand(args)) return run_in_f32(args, conv_transpose2d);
+  const TransposedConvPlan& plan = prepared<TransposedConvPlan>(args);
+  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
+                 [&](auto e) { conv_transpose2d_typed<typename decltype(e)::Storage>(args, plan); });
 }
 
 void max_pool2d(const KernelArgs& args) { pool(args, Pool::max, max_pool2d); }

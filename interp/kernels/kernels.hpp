@@ -28,6 +28,7 @@ Prepare prepare_batch_norm, prepare_conv2d;
 Prepare prepare_pool2d; // max_pool2d, avg_pool2d
 Prepare prepare_adaptive_avg_pool2d;
 Prepare prepare_group_norm;
+Prepare prepare_conv_transpose2d;
 
 // The scratch conv2d's column buffers take (kernel_scratch_bytes).
 size_t conv2d_scratch_bytes(const exec::KernelArgs& args);

@@ -219,6 +219,9 @@ OpParams group_norm(const Attrs& attrs, Types) {
   if (groups < 1) throw AttrError("groups must be >= 1, got " + std::to_string(groups));
   return GroupNormParams{groups, optional<double>(attrs, "eps", "f64", 1e-5)};
 }
+OpParams conv_transpose(const Attrs& attrs, Types in) {
+  return ConvTransposeParams{std::get<ConvParams>(conv(attrs, in)), get_pair(attrs, "output_padding")};
+}
 
 } // namespace decode
 
@@ -303,6 +306,11 @@ struct Encoder {
   Attrs operator()(const AdaptivePoolParams& p) const { return {{"output_size", pair(p.output_size)}}; }
   Attrs operator()(const GroupNormParams& p) const {
     return {{"groups", Attr::of_int(p.groups)}, {"eps", Attr::of_float(p.eps)}};
+  }
+  Attrs operator()(const ConvTransposeParams& p) const {
+    Attrs attrs = (*this)(p.conv);
+    attrs.set("output_padding", pair(p.output_padding));
+    return attrs;
   }
   Attrs operator()(const InvalidParams& p) const {
     throw Error(ErrorKind::internal, "cannot encode invalid op parameters: " + p.reason);

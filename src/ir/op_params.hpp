@@ -112,6 +112,14 @@ struct ConvParams {
   friend bool operator==(const ConvParams&, const ConvParams&) = default;
 };
 
+// conv_transpose2d: conv2d's hyperparameters, and the rows and columns added at the bottom and right
+// of the result (torch's output_padding).
+struct ConvTransposeParams {
+  ConvParams conv;
+  Pair output_padding{0, 0};
+  friend bool operator==(const ConvTransposeParams&, const ConvTransposeParams&) = default;
+};
+
 struct PoolParams {
   Pair kernel{1, 1}, stride{1, 1}, padding{0, 0};
   friend bool operator==(const PoolParams&, const PoolParams&) = default;
@@ -227,7 +235,7 @@ using OpParams =
                  ReduceParams, VarianceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams, ConvParams,
                  PoolParams, AvgPoolParams, ShapeParams, TransposeParams, SplitParams, SliceParams, AxesParams,
                  DiagonalParams, MaskedFillParams, PadParams, ConstantParams, ExternalParams, FullParams, ArangeParams,
-                 CallParams, CustomParams, InvalidParams, AdaptivePoolParams, GroupNormParams>;
+                 CallParams, CustomParams, InvalidParams, AdaptivePoolParams, GroupNormParams, ConvTransposeParams>;
 
 // A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
 // range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
@@ -283,6 +291,7 @@ KILN_DECODER(call)
 KILN_DECODER(custom)
 KILN_DECODER(adaptive_pool)
 KILN_DECODER(group_norm)
+KILN_DECODER(conv_transpose)
 #undef KILN_DECODER
 } // namespace decode
 // The attributes that decode to `params` (the printer's form of the op).

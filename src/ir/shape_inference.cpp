@@ -266,6 +266,54 @@ Types group_norm(In in, const OpParams& params) {
   return {tensor_of(in[0].dtype, x)};
 }
 
+// torch's transposed-convolution size (H - 1) * stride - 2 * pad + dilation * (kernel - 1) +
+// output_padding + 1, checked against overflow; it must be positive.
+int64_t transposed_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
+                          int64_t output_padding) {
+  if (stride <= 0 || dilation <= 0 || pad < 0 || output_padding < 0)
+    throw InferError("stride and dilation must be > 0, padding and output_padding >= 0");
+  if (kernel <= 0) throw InferError("kernel size " + std::to_string(kernel) + " must be > 0");
+  if (output_padding >= stride && output_padding >= dilation)
+    throw InferError("output_padding " + std::to_string(output_padding) + " must be smaller than stride " +
+                     std::to_string(stride) + " or dilation " + std::to_string(dilation));
+  if (size <= 0) throw InferError("input spatial size " + std::to_string(size) + " must be > 0");
+  const char* what = "conv_transpose2d output size";
+  const int64_t spread = checked_mul(size - 1, stride, what);
+  const int64_t span = checked_mul(dilation, kernel - 1, what);
+  const int64_t out = checked_add(checked_sub(checked_add(spread, span, what), checked_mul(2, pad, what), what),
+                                  output_padding + 1, what);
+  if (out <= 0)
+    throw InferError("output size " + std::to_string(out) + " is too small (padding " + std::to_string(pad) + ")");
+  return out;
+}
+
+Types conv_transpose2d(In in, const OpParams& params) {
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  if (x.size() != 4 || w.size() != 4)
+    throw InferError("needs NCHW input and [C, O / groups, kh, kw] weight, got " + str(x) + " and " + str(w));
+  require_same_dtype(in, 0, 1);
+  if (!dtype_is_float(in[0].dtype)) throw InferError("needs a floating-point input", ErrorKind::dtype);
+  const auto& [conv, output_padding] = std::get<ConvTransposeParams>(params);
+  const auto& [stride, pad, dil, groups] = conv;
+  const int64_t c = static_size(x[1], "input channels");
+  if (static_size(w[0], "weight input channels") != c)
+    throw InferError("weight " + str(w) + " expects " + w[0].to_string() + " input channels, input " + str(x) +
+                     " has " + std::to_string(c));
+  if (groups <= 0 || c % groups)
+    throw InferError("groups " + std::to_string(groups) + " must divide input channels " + std::to_string(c));
+  const int64_t o = checked_mul(static_size(w[1], "weight output channels"), groups, "output channels");
+  if (in.size() == 3) {
+    if (in[2].shape != Shape{o})
+      throw InferError("bias has shape " + str(in[2].shape) + ", expected [" + std::to_string(o) + "]");
+    require_same_dtype(in, 0, 2);
+  }
+  const int64_t h = transposed_output(static_size(x[2], "input height"), static_size(w[2], "kernel height"), stride[0],
+                                      pad[0], dil[0], output_padding[0]);
+  const int64_t wd = transposed_output(static_size(x[3], "input width"), static_size(w[3], "kernel width"), stride[1],
+                                       pad[1], dil[1], output_padding[1]);
+  return {tensor_of(in[0].dtype, {x[0], o, h, wd})};
+}
+
 Shape resolve_reshape(const Shape& input, const Shape& target) {
   Poly total = Poly::constant(1), known = Poly::constant(1);
   for (const Dim& d : input)

@@ -26,6 +26,7 @@ Types conv2d(In in, const OpParams& params);
 Types pool2d(In in, const OpParams& params);
 Types adaptive_pool2d(In in, const OpParams& params);
 Types group_norm(In in, const OpParams& params);
+Types conv_transpose2d(In in, const OpParams& params);
 Types reshape(In in, const OpParams& params);
 Types transpose(In in, const OpParams& params);
 Types broadcast_to(In in, const OpParams& params);
@@ -45,6 +46,9 @@ Types buffer_store(In in, const OpParams& params);
 // window does not fit, SizeError when the padded size overflows. The interpreter checks its
 // preallocated results against it.
 int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation);
+// conv_transpose2d's output size; InferError for bad hyperparameters or a size <= 0.
+int64_t transposed_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
+                          int64_t output_padding);
 
 // Resolves a reshape target with at most one -1 against the input shape (symbolic dims cancel).
 Shape resolve_reshape(const Shape& input, const Shape& target);

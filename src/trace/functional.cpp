@@ -290,6 +290,15 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_s
                 encode_params(ir::AdaptivePoolParams{option_pair(output_size, "output_size", op)}), loc);
 }
 
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const ConvTranspose2dOptions& o,
+                        Loc loc) {
+  const std::string op = "kiln.conv_transpose2d at " + trace::to_source_loc(loc).to_string();
+  const ir::ConvTransposeParams params{{option_pair(o.stride, "stride", op), option_pair(o.padding, "padding", op),
+                                        option_pair(o.dilation, "dilation", op), o.groups},
+                                       option_pair(o.output_padding, "output_padding", op)};
+  return apply1(OpKind::conv_transpose2d, defined_only({x, weight, bias}), encode_params(params), loc);
+}
+
 Tensor reshape(const Tensor& x, const Shape& shape, Loc loc) {
   if (!x.defined()) throw Error(ErrorKind::spec, "reshape of an undefined Tensor");
   Shape resolved;

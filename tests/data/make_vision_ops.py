@@ -78,6 +78,21 @@ def cases():
         b = sample((dims[1],), seed + 2000) if affine else None
         y = F.instance_norm(x, weight=w, bias=b, eps=eps)
         yield "instance_norm", x, w, b, [], [eps], "", False, y
+    for xd, wd, bias, stride, pad, out_pad, groups, dil, edges in [
+        ((2, 4, 7, 5), (4, 3, 3, 3), True, (1, 1), (0, 0), (0, 0), 1, (1, 1), False),
+        ((1, 4, 7, 17), (4, 3, 3, 2), True, (2, 3), (1, 0), (1, 2), 1, (1, 1), False),
+        ((2, 6, 5, 7), (6, 2, 3, 3), False, (2, 2), (1, 1), (1, 1), 3, (1, 1), False),
+        ((1, 2, 7, 7), (2, 5, 2, 3), True, (1, 1), (1, 2), (1, 1), 1, (2, 2), False),
+        ((1, 1, 1, 1), (1, 1, 1, 1), True, (1, 1), (0, 0), (0, 0), 1, (1, 1), False),
+        ((1, 3, 1, 17), (3, 2, 3, 1), False, (3, 1), (0, 0), (2, 0), 1, (1, 1), False),
+        ((2, 4, 7, 5), (4, 3, 3, 3), True, (2, 1), (1, 1), (1, 0), 1, (1, 1), True),
+    ]:
+        seed += 1
+        x = sample(xd, seed, edges)
+        w = sample(wd, seed + 1000)
+        b = sample((wd[1] * groups,), seed + 2000) if bias else None
+        y = F.conv_transpose2d(x, w, b, stride, pad, out_pad, groups, dil)
+        yield "conv_transpose2d", x, w, b, [*stride, *pad, *out_pad, groups, *dil], [], "", False, y
 
 
 def literal(v):
