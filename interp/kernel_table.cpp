@@ -59,6 +59,7 @@ const std::pair<ir::OpKind, exec::KernelPrepare> kPrepares[] = {
     {ir::OpKind::adaptive_avg_pool2d, prepare_adaptive_avg_pool2d},
     {ir::OpKind::group_norm, prepare_group_norm},
     {ir::OpKind::conv_transpose2d, prepare_conv_transpose2d},
+    {ir::OpKind::interpolate, prepare_interpolate},
 };
 
 exec::KernelPrepare prepare_for(ir::OpKind kind) {

@@ -242,6 +242,11 @@ void add_nn_ops(FunctionBuilder& b, ValueId x, ValueId image) {
         {"dilation", Attr::of_ints({1, 1})},
         {"groups", Attr::of_int(2)},
         {"output_padding", Attr::of_ints({1, 0})}});
+  b.op(OpKind::interpolate, {image},
+       {{"size", Attr::of_ints({13, 3})},
+        {"scales", Attr::of_floats({2.2, 0.5})},
+        {"mode", Attr::of_string("bilinear")},
+        {"align_corners", Attr::of_bool(false)}});
 }
 
 void add_shape_ops(FunctionBuilder& b, ValueId x, ValueId y, ValueId image, ValueId indices) {

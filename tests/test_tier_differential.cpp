@@ -311,6 +311,24 @@ void check_op(OpKind kind) {
           return F::conv_transpose2d(x, w, Tensor(), {.groups = 3, .dilation = {2, 3}});
         },
         finite({1, 6, 7, 1}, 79), finite({6, 1, 2, 2}, 80));
+  case OpKind::interpolate:
+    for (const char* mode : {"nearest", "bilinear"})
+      for (const bool align : {false, true}) {
+        if (align && std::string(mode) == "nearest") continue;
+        check_tiers(
+            name + " " + mode + " size",
+            [mode, align](Tensor x) {
+              return F::interpolate(x, {.size = {17, 1}, .mode = mode, .align_corners = align});
+            },
+            sample({2, 3, 7, 17}, 81));
+        check_tiers(
+            name + " " + mode + " scale",
+            [mode, align](Tensor x) {
+              return F::interpolate(x, {.scale_factor = {2.5, 0.7}, .mode = mode, .align_corners = align});
+            },
+            sample({1, 7, 1, 17}, 82));
+      }
+    return;
   case OpKind::reshape:
     return check_tiers(
         name,

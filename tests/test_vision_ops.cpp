@@ -61,6 +61,14 @@ Tensor apply(const VisionCase& c, const Tensor& x, const Tensor& w, const Tensor
                                 .output_padding = {n[4], n[5]},
                                 .groups = n[6],
                                 .dilation = {n[7], n[8]}});
+  if (op == "interpolate") {
+    F::InterpolateOptions options{.mode = c.mode, .align_corners = c.align_corners};
+    if (c.reals[0] > 0)
+      options.scale_factor = {c.reals[0], c.reals[1]};
+    else
+      options.size = {n[0], n[1]};
+    return F::interpolate(x, options);
+  }
   FAIL("no kiln function for " << op);
   return x;
 }
@@ -384,4 +392,49 @@ TEST_CASE("nn::ConvTranspose2d holds torch's weight [in, out / groups, kh, kw] a
     CHECK(got.data<float>()[i] == want.data<float>()[i]);
   CHECK(nn::ConvTranspose2d(4, 6, 3, {.bias = false}).named_parameters().size() == 1);
   CHECK_THROWS_WITH_AS(nn::ConvTranspose2d(4, 6, 3, {.groups = 4}), doctest::Contains("divisible by groups"), Error);
+}
+
+TEST_CASE("interpolate's nearest mode copies any dtype's elements as bits, -0 included") {
+  const Tensor x = Tensor::from_vector(std::vector<int32_t>{1, -2, INT32_MIN, INT32_MAX, 5, 6}, {1, 2, 1, 3});
+  const Tensor y = F::interpolate(x, {.size = {2, 5}});
+  REQUIRE(y.dtype() == DType::i32);
+  // Columns floor(j * 3 / 5) = 0, 0, 1, 1, 2 of each row, both rows from row 0.
+  const std::vector<int32_t> want = {1,         1,         -2, -2, INT32_MIN, 1,         1,         -2, -2, INT32_MIN,
+                                     INT32_MAX, INT32_MAX, 5,  5,  6,         INT32_MAX, INT32_MAX, 5,  5,  6};
+  CHECK(std::vector<int32_t>(y.data<int32_t>(), y.data<int32_t>() + 20) == want);
+  const Tensor z = F::interpolate(Tensor::from_vector(std::vector<float>{-0.0f, 1.0f}, {1, 1, 1, 2}), {.size = {1, 4}});
+  CHECK(std::signbit(z.data<float>()[0]));
+  CHECK(std::signbit(z.data<float>()[1]));
+}
+
+TEST_CASE("interpolate refuses both or neither of size and scale_factor, unknown modes and nearest align_corners") {
+  const Tensor x = Tensor::randn({1, 2, 5, 5}, 17);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {}), doctest::Contains("exactly one of size and scale_factor"), Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {2, 2}, .scale_factor = {2, 2}}),
+                       doctest::Contains("exactly one of size and scale_factor"), Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {2, 2}, .mode = "bicubic"}), doctest::Contains("\"bicubic\""), Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {2, 2}, .align_corners = true}),
+                       doctest::Contains("align_corners needs mode \"bilinear\""), Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {0, 2}}), doctest::Contains("size must be >= 1"), Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.scale_factor = {0.1, 1}}), doctest::Contains("size must be >= 1"), Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.scale_factor = {1e300, 1}}), doctest::Contains("interpolate output size"),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.scale_factor = {-2, 1}}), doctest::Contains("finite and > 0"), Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(Tensor::randn({2, 5, 5}, 18), {.size = {2, 2}}),
+                       doctest::Contains("needs an NCHW input"), Error);
+  try {
+    F::interpolate(Tensor::zeros({1, 2, 5, 5}, DType::i32), {.size = {2, 2}, .mode = "bilinear"});
+    FAIL("an integer bilinear input was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::dtype);
+  }
+}
+
+TEST_CASE("nn::Upsample is F::interpolate") {
+  nn::Upsample up({.scale_factor = {2, 2}, .mode = "bilinear"});
+  const Tensor x = Tensor::randn({1, 2, 3, 5}, 19);
+  const Tensor got = up.forward(x), want = F::interpolate(x, {.scale_factor = {2, 2}, .mode = "bilinear"});
+  REQUIRE(got.dims() == std::vector<int64_t>{1, 2, 6, 10});
+  for (int64_t i = 0; i < got.numel(); ++i)
+    CHECK(got.data<float>()[i] == want.data<float>()[i]);
 }

@@ -150,6 +150,16 @@ struct ConvTranspose2dOptions {
 // its width likewise.
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
                         const ConvTranspose2dOptions& options = {}, Loc loc = Loc::current());
+struct InterpolateOptions {
+  std::vector<int64_t> size{};        // {oh, ow}; or
+  std::vector<double> scale_factor{}; // {sh, sw}: the result is floor(H * sh) x floor(W * sw)
+  std::string mode = "nearest";       // "nearest" (torch's legacy nearest) or "bilinear"
+  bool align_corners = false;         // bilinear only, as torch
+};
+// torch 1.13's interpolate of an NCHW tensor, recompute_scale_factor unset: given a scale_factor,
+// source coordinates map by 1 / scale_factor (not in / out), as torch's. Exactly one of size and
+// scale_factor.
+Tensor interpolate(const Tensor& x, const InterpolateOptions& options, Loc loc = Loc::current());
 
 // Shape ops. reshape accepts one -1 (inferred, symbolic dims included).
 Tensor reshape(const Tensor& x, const Shape& shape, Loc loc = Loc::current());

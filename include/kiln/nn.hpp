@@ -164,6 +164,16 @@ private:
   F::ConvTranspose2dOptions conv_;
 };
 
+// torch's Upsample on NCHW (F::interpolate), mode "nearest" or "bilinear".
+class Upsample : public Module {
+public:
+  explicit Upsample(F::InterpolateOptions options) : options_(std::move(options)) {}
+  Tensor forward(const Tensor& input) override { return F::interpolate(input, options_); }
+
+private:
+  F::InterpolateOptions options_;
+};
+
 // NCHW max pooling (torch's MaxPool2d without dilation or ceil_mode); padding never wins the max.
 class MaxPool2d : public Module {
 public:

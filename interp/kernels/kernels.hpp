@@ -29,6 +29,7 @@ Prepare prepare_pool2d; // max_pool2d, avg_pool2d
 Prepare prepare_adaptive_avg_pool2d;
 Prepare prepare_group_norm;
 Prepare prepare_conv_transpose2d;
+Prepare prepare_interpolate;
 
 // The scratch conv2d's column buffers take (kernel_scratch_bytes).
 size_t conv2d_scratch_bytes(const exec::KernelArgs& args);

@@ -208,6 +208,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::avg_pool2d:
   case OpKind::adaptive_avg_pool2d:
   case OpKind::conv_transpose2d:
+  case OpKind::interpolate:
   case OpKind::reshape:
   case OpKind::transpose:
   case OpKind::broadcast_to:

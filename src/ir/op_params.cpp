@@ -222,6 +222,27 @@ OpParams group_norm(const Attrs& attrs, Types) {
 OpParams conv_transpose(const Attrs& attrs, Types in) {
   return ConvTransposeParams{std::get<ConvParams>(conv(attrs, in)), get_pair(attrs, "output_padding")};
 }
+OpParams interpolate(const Attrs& attrs, Types) {
+  InterpolateParams p;
+  p.size = get_pair(attrs, "size");
+  if (p.size[0] < 1 || p.size[1] < 1)
+    throw AttrError("size must be >= 1, got [" + std::to_string(p.size[0]) + ", " + std::to_string(p.size[1]) + "]");
+  const Attr::Floats& scales = required<Attr::Floats>(attrs, "scales", "array<f64>");
+  if (scales.size() != 2) throw AttrError("scales needs 2 values, got " + std::to_string(scales.size()));
+  for (size_t i = 0; i < 2; ++i) {
+    if (!(std::isfinite(scales[i]) && scales[i] >= 0)) throw AttrError("scales must be finite and >= 0 (0: none)");
+    p.scales[i] = scales[i];
+  }
+  const std::string& mode = get_string(attrs, "mode");
+  if (mode == "bilinear")
+    p.mode = InterpolateMode::bilinear;
+  else if (mode != "nearest")
+    throw AttrError("interpolate mode must be \"nearest\" or \"bilinear\", got \"" + mode + "\"");
+  p.align_corners = get_bool(attrs, "align_corners");
+  if (p.align_corners && p.mode == InterpolateMode::nearest)
+    throw AttrError("align_corners needs mode \"bilinear\" (torch refuses it for \"nearest\")");
+  return p;
+}
 
 } // namespace decode
 
@@ -311,6 +332,12 @@ struct Encoder {
     Attrs attrs = (*this)(p.conv);
     attrs.set("output_padding", pair(p.output_padding));
     return attrs;
+  }
+  Attrs operator()(const InterpolateParams& p) const {
+    return {{"size", pair(p.size)},
+            {"scales", Attr::of_floats({p.scales[0], p.scales[1]})},
+            {"mode", Attr::of_string(p.mode == InterpolateMode::bilinear ? "bilinear" : "nearest")},
+            {"align_corners", Attr::of_bool(p.align_corners)}};
   }
   Attrs operator()(const InvalidParams& p) const {
     throw Error(ErrorKind::internal, "cannot encode invalid op parameters: " + p.reason);

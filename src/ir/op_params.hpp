@@ -120,6 +120,17 @@ struct ConvTransposeParams {
   friend bool operator==(const ConvTransposeParams&, const ConvTransposeParams&) = default;
 };
 
+enum class InterpolateMode : uint8_t { nearest, bilinear };
+// interpolate: the result's height and width, the scale factors the coordinates map by (0: none,
+// in / out is used), the mode and, bilinear only, align_corners.
+struct InterpolateParams {
+  Pair size{1, 1};
+  std::array<double, 2> scales{0.0, 0.0};
+  InterpolateMode mode = InterpolateMode::nearest;
+  bool align_corners = false;
+  friend bool operator==(const InterpolateParams&, const InterpolateParams&) = default;
+};
+
 struct PoolParams {
   Pair kernel{1, 1}, stride{1, 1}, padding{0, 0};
   friend bool operator==(const PoolParams&, const PoolParams&) = default;
@@ -235,7 +246,8 @@ using OpParams =
                  ReduceParams, VarianceParams, ArgmaxParams, AxisParams, NormParams, BatchNormParams, ConvParams,
                  PoolParams, AvgPoolParams, ShapeParams, TransposeParams, SplitParams, SliceParams, AxesParams,
                  DiagonalParams, MaskedFillParams, PadParams, ConstantParams, ExternalParams, FullParams, ArangeParams,
-                 CallParams, CustomParams, InvalidParams, AdaptivePoolParams, GroupNormParams, ConvTransposeParams>;
+                 CallParams, CustomParams, InvalidParams, AdaptivePoolParams, GroupNormParams, ConvTransposeParams,
+                 InterpolateParams>;
 
 // A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
 // range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
@@ -292,6 +304,7 @@ KILN_DECODER(custom)
 KILN_DECODER(adaptive_pool)
 KILN_DECODER(group_norm)
 KILN_DECODER(conv_transpose)
+KILN_DECODER(interpolate)
 #undef KILN_DECODER
 } // namespace decode
 // The attributes that decode to `params` (the printer's form of the op).

@@ -314,6 +314,17 @@ Types conv_transpose2d(In in, const OpParams& params) {
   return {tensor_of(in[0].dtype, {x[0], o, h, wd})};
 }
 
+Types interpolate(In in, const OpParams& params) {
+  const Shape& x = in[0].shape;
+  if (x.size() != 4) throw InferError("needs an NCHW input, got " + str(x));
+  const auto& p = std::get<InterpolateParams>(params);
+  if (p.mode == InterpolateMode::bilinear && !dtype_is_float(in[0].dtype))
+    throw InferError("bilinear needs a floating-point input", ErrorKind::dtype);
+  if (static_size(x[2], "input height") == 0 || static_size(x[3], "input width") == 0)
+    throw InferError("input " + str(x) + " has an empty plane");
+  return {tensor_of(in[0].dtype, {x[0], x[1], p.size[0], p.size[1]})};
+}
+
 Shape resolve_reshape(const Shape& input, const Shape& target) {
   Poly total = Poly::constant(1), known = Poly::constant(1);
   for (const Dim& d : input)

@@ -27,6 +27,7 @@ Types pool2d(In in, const OpParams& params);
 Types adaptive_pool2d(In in, const OpParams& params);
 Types group_norm(In in, const OpParams& params);
 Types conv_transpose2d(In in, const OpParams& params);
+Types interpolate(In in, const OpParams& params);
 Types reshape(In in, const OpParams& params);
 Types transpose(In in, const OpParams& params);
 Types broadcast_to(In in, const OpParams& params);

@@ -1,6 +1,8 @@
+#include "core/checked_arithmetic.hpp"
 #include "ir/ops.hpp"
 #include "ir/shape_inference.hpp"
 #include "trace/builder.hpp"
+#include <cmath>
 #include <kiln/dtype_promotion.hpp>
 #include <kiln/functional.hpp>
 #include <optional>
@@ -297,6 +299,36 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
                                         option_pair(o.dilation, "dilation", op), o.groups},
                                        option_pair(o.output_padding, "output_padding", op)};
   return apply1(OpKind::conv_transpose2d, defined_only({x, weight, bias}), encode_params(params), loc);
+}
+
+Tensor interpolate(const Tensor& x, const InterpolateOptions& o, Loc loc) {
+  const std::string op = "kiln.interpolate at " + trace::to_source_loc(loc).to_string();
+  if (o.size.empty() == o.scale_factor.empty())
+    throw Error(ErrorKind::spec, op + ": give exactly one of size and scale_factor");
+  if (!x.defined() || x.rank() != 4) throw Error(ErrorKind::shape, op + ": needs an NCHW input");
+  ir::InterpolateParams params;
+  if (o.mode == "bilinear")
+    params.mode = ir::InterpolateMode::bilinear;
+  else if (o.mode != "nearest")
+    throw Error(ErrorKind::spec, op + ": mode must be \"nearest\" or \"bilinear\", got \"" + o.mode + "\"");
+  params.align_corners = o.align_corners;
+  if (!o.size.empty()) {
+    params.size = option_pair(o.size, "size", op);
+  } else {
+    if (o.scale_factor.size() != 2)
+      throw Error(ErrorKind::spec, op + ": scale_factor needs 2 values, got " + std::to_string(o.scale_factor.size()));
+    for (size_t i = 0; i < 2; ++i) {
+      const Dim& d = x.shape()[2 + i];
+      if (!d.is_static()) throw Error(ErrorKind::shape, op + ": scale_factor needs static spatial dims");
+      const double scale = o.scale_factor[i];
+      if (!(std::isfinite(scale) && scale > 0))
+        throw Error(ErrorKind::spec, op + ": scale_factor must be finite and > 0");
+      // torch: floor(float(in) * scale), in double.
+      params.size[i] = checked_int64(std::floor(double(d.size()) * scale), "interpolate output size");
+      params.scales[i] = scale;
+    }
+  }
+  return apply1(OpKind::interpolate, {x}, encode_params(params), loc);
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape, Loc loc) {

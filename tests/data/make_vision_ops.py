@@ -9,6 +9,9 @@ spread through them) and torch 1.13's f32 result, each float as the shortest dec
 back as it. Sizes are odd
 (1, 7, 17); adaptive windows both uniform (H % out == 0, oneDNN's path in the JIT) and not.
 
+interpolate's inputs have C = 2 and are contiguous NCHW, so torch runs its channels-first kernels:
+for a tensor torch also counts as channels-last (C = 1 with H = 1, say) it picks other kernels,
+whose nearest index differs where the size is kept but the scale is not 1.
 """
 import math
 import pathlib
@@ -93,6 +96,20 @@ def cases():
         b = sample((wd[1] * groups,), seed + 2000) if bias else None
         y = F.conv_transpose2d(x, w, b, stride, pad, out_pad, groups, dil)
         yield "conv_transpose2d", x, w, b, [*stride, *pad, *out_pad, groups, *dil], [], "", False, y
+    for h, w in [(7, 5), (1, 17), (17, 1)]:
+        configs = [((1, 1), None), ((2 * h, w), None), ((3, 5), None), ((h, w + 1), None)]
+        for sc in [(2.0, 0.5), (1.1, 1.5), (0.6, 2.3), (2.0000001, 1.9999999)]:
+            size = (math.floor(h * sc[0]), math.floor(w * sc[1]))
+            if min(size) > 0:
+                configs.append((size, sc))
+        for (size, sc), edges in [(c, False) for c in configs] + [(configs[3], True), (configs[-1], True)]:
+            seed += 1
+            x = sample((1, 2, h, w), seed, edges)
+            for mode, align in [("nearest", None), ("bilinear", False), ("bilinear", True)]:
+                given = {"size": size} if sc is None else {"scale_factor": sc}
+                y = F.interpolate(x, mode=mode, align_corners=align, **given)
+                assert tuple(y.shape[2:]) == tuple(size)
+                yield "interpolate", x, None, None, list(size), list(sc or []), mode, bool(align), y
 
 
 def literal(v):
