@@ -438,3 +438,49 @@ TEST_CASE("nn::Upsample is F::interpolate") {
   for (int64_t i = 0; i < got.numel(); ++i)
     CHECK(got.data<float>()[i] == want.data<float>()[i]);
 }
+
+#if KILN_HAS_JIT
+TEST_CASE("conv_transpose2d with a constant weight runs as oneDNN deconvolution, agreeing with the interpreter") {
+  struct Case {
+    std::vector<int64_t> x, w;
+    F::ConvTranspose2dOptions options;
+    bool bias;
+  };
+  const Case cases[] = {
+      {{1, 1, 1, 1}, {1, 1, 1, 1}, {}, true},
+      {{2, 3, 7, 17}, {3, 2, 3, 3}, {.stride = {2, 3}, .padding = {1, 2}, .output_padding = {1, 2}}, true},
+      {{1, 6, 17, 7},
+       {6, 1, 3, 2},
+       {.stride = {1, 2}, .padding = {1, 1}, .output_padding = {1, 1}, .groups = 3, .dilation = {2, 1}},
+       false},
+      {{2, 4, 7, 1}, {4, 3, 1, 7}, {.stride = {3, 1}, .padding = {0, 3}, .groups = 2}, true},
+  };
+  for (const Case& c : cases)
+    for (const bool edges : {false, true}) {
+      CAPTURE(c.x[2]);
+      CAPTURE(edges);
+      const Tensor weight = sample(c.w, 21, false), bias = sample({c.w[1] * c.options.groups}, 22, false);
+      const bool has_bias = c.bias;
+      auto fn = [&c, weight, bias, has_bias](Tensor t) {
+        return F::conv_transpose2d(t, F::constant(weight), has_bias ? F::constant(bias) : Tensor(), c.options);
+      };
+      const auto [difference, lowerings] = on_both_tiers(fn, sample(c.x, 23, edges));
+      CHECK_MESSAGE(difference.empty(), difference);
+      CHECK(lowerings.count("dnnl.conv_transpose2d") == 1);
+    }
+}
+
+TEST_CASE("conv_transpose2d keeps the interpreter's kernel for a computed weight or output_padding past padding") {
+  const Tensor x = sample({1, 2, 5, 5}, 24, false), w = sample({2, 3, 3, 3}, 25, false);
+  const auto [difference, lowerings] =
+      on_both_tiers([](Tensor t, Tensor k) { return F::conv_transpose2d(t, k, Tensor()); }, x, w);
+  CHECK(difference.empty());
+  CHECK(lowerings.count("dnnl.conv_transpose2d") == 0);
+  auto padded = [w](Tensor t) {
+    return F::conv_transpose2d(t, F::constant(w), Tensor(), {.stride = {2, 2}, .output_padding = {1, 1}});
+  };
+  const auto [padded_difference, padded_lowerings] = on_both_tiers(padded, x);
+  CHECK(padded_difference.empty());
+  CHECK(padded_lowerings.count("dnnl.conv_transpose2d") == 0);
+}
+#endif

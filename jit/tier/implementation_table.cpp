@@ -28,12 +28,19 @@ std::vector<Implementation> matmul_list() {
 // The kinds a oneDNN primitive or a rewrite takes before the interpreter; every other op follows
 // its class (class_list).
 const std::pair<OpKind, const Implementation*> kFirstChoice[] = {
-    {OpKind::conv2d, &kDnnlConv2d},        {OpKind::softmax, &kDnnlSoftmax},
-    {OpKind::log_softmax, &kDnnlSoftmax},  {OpKind::layer_norm, &kDnnlLayerNorm},
-    {OpKind::max_pool2d, &kDnnlPool2d},    {OpKind::avg_pool2d, &kDnnlPool2d},
-    {OpKind::reduce_sum, &kDnnlReduction}, {OpKind::reduce_mean, &kDnnlReduction},
-    {OpKind::reduce_max, &kDnnlReduction}, {OpKind::reduce_min, &kDnnlReduction},
-    {OpKind::transpose, &kTransposedB},    {OpKind::adaptive_avg_pool2d, &kDnnlAdaptivePool2d},
+    {OpKind::conv2d, &kDnnlConv2d},
+    {OpKind::softmax, &kDnnlSoftmax},
+    {OpKind::log_softmax, &kDnnlSoftmax},
+    {OpKind::layer_norm, &kDnnlLayerNorm},
+    {OpKind::max_pool2d, &kDnnlPool2d},
+    {OpKind::avg_pool2d, &kDnnlPool2d},
+    {OpKind::reduce_sum, &kDnnlReduction},
+    {OpKind::reduce_mean, &kDnnlReduction},
+    {OpKind::reduce_max, &kDnnlReduction},
+    {OpKind::reduce_min, &kDnnlReduction},
+    {OpKind::transpose, &kTransposedB},
+    {OpKind::adaptive_avg_pool2d, &kDnnlAdaptivePool2d},
+    {OpKind::conv_transpose2d, &kDnnlDeconv2d},
 };
 
 std::optional<std::vector<Implementation>> kind_list(ir::OpKind kind) {

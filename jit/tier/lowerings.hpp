@@ -20,6 +20,8 @@ extern const Implementation kDnnlPool2d;
 extern const Implementation kDnnlReduction;
 // adaptive_avg_pool2d with uniform windows, as an average pool.
 extern const Implementation kDnnlAdaptivePool2d;
+// conv_transpose2d with a constant weight, reordered once.
+extern const Implementation kDnnlDeconv2d;
 extern const Implementation kXbyakRegion; // the run of elementwise ops starting at the op
 
 // What a lowering would build for an op, or why it cannot take it.
