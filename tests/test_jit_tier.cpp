@@ -315,6 +315,92 @@ TEST_CASE("a batch_norm after a convolution folds into its weight and bias, resi
   CHECK(count_mismatches(both.interp, both.jit) == 0);
 }
 
+namespace {
+
+// conv (3x3, padding 1) -> batch_norm(eps) -> relu with weights named as torchvision's.
+struct FoldCase {
+  int64_t in, out, size, groups;
+  double eps;
+  float var_low, var_high; // running_var is uniform in [var_low, var_high)
+  bool affine, conv_bias;
+};
+
+std::map<std::string, Tensor> fold_case_weights(const FoldCase& c, uint64_t seed) {
+  std::map<std::string, Tensor> weights{{"c.weight", conv_weight({c.out, c.in / c.groups, 3, 3}, seed)},
+                                        {"bn.running_mean", Tensor::rand({c.out}, seed + 1, -0.5f, 0.5f)},
+                                        {"bn.running_var", Tensor::rand({c.out}, seed + 2, c.var_low, c.var_high)}};
+  if (c.conv_bias) weights["c.bias"] = Tensor::randn({c.out}, seed + 3);
+  if (c.affine) {
+    weights["bn.weight"] = Tensor::rand({c.out}, seed + 4, -1.5f, 1.5f); // negative gammas flip the relu
+    weights["bn.bias"] = Tensor::rand({c.out}, seed + 5, -0.5f, 0.5f);
+  }
+  return weights;
+}
+
+auto fold_case_graph(const FoldCase& c) {
+  return [c](Tensor x) {
+    const TensorLayout per_channel(DType::f32, {c.out});
+    Tensor w = F::constant_external("c.weight", TensorLayout(DType::f32, {c.out, c.in / c.groups, 3, 3}));
+    Tensor b = c.conv_bias ? F::constant_external("c.bias", per_channel) : Tensor();
+    Tensor h = F::conv2d(x, w, b, {.padding = {1, 1}, .groups = c.groups});
+    Tensor gamma = c.affine ? F::constant_external("bn.weight", per_channel) : Tensor();
+    Tensor beta = c.affine ? F::constant_external("bn.bias", per_channel) : Tensor();
+    return F::relu(F::batch_norm(h, F::constant_external("bn.running_mean", per_channel),
+                                 F::constant_external("bn.running_var", per_channel), gamma, beta, c.eps));
+  };
+}
+
+} // namespace
+
+TEST_CASE("a folded batch_norm matches the interpreter at odd sizes, any eps and variances near 0") {
+  const std::vector<FoldCase> cases{
+      {1, 1, 1, 1, 1e-5, 0.25f, 2.0f, true, false},   // one channel, one pixel
+      {3, 7, 7, 1, 1e-5, 0.0f, 1e-7f, true, true},    // variances near 0: scales near 1/sqrt(eps)
+      {7, 17, 17, 1, 0.0, 1e-6f, 1e-4f, true, false}, // eps 0
+      {17, 1, 7, 1, 1.0, 0.25f, 2.0f, false, true},   // a large eps, no affine
+      {7, 7, 17, 7, 1e-3, 0.0f, 0.1f, true, false},   // depthwise
+  };
+  uint64_t seed = 400;
+  for (const FoldCase& c : cases) {
+    CAPTURE(c.in);
+    CAPTURE(c.out);
+    CAPTURE(c.size);
+    CAPTURE(c.eps);
+    seed += 10;
+    for (int64_t batch : {int64_t(1), int64_t(3)}) {
+      const Tensor x = with_finite_edge_values(Tensor::randn({batch, c.in, c.size, c.size}, seed + 7));
+      const TierComparison both = run_both_tiers(fold_case_graph(c), fold_case_weights(c, seed), x);
+      check_agreement(both, "dnnl.conv2d", 3); // conv, batch_norm and relu in one primitive
+    }
+  }
+}
+
+TEST_CASE("a batch_norm whose scale is not finite or whose statistics are embedded constants") {
+  // var + eps == 0 in one channel: the interpreter's +-inf and NaN stay as they are, unfolded.
+  const FoldCase zero{3, 7, 5, 1, 0.0, 0.25f, 2.0f, true, false};
+  std::map<std::string, Tensor> weights = fold_case_weights(zero, 500);
+  weights["bn.running_var"].data<float>()[3] = 0.0f;
+  auto bare = [](Tensor x) {
+    const TensorLayout per_channel(DType::f32, {7});
+    Tensor w = F::constant_external("c.weight", TensorLayout(DType::f32, {7, 3, 3, 3}));
+    return F::batch_norm(F::conv2d(x, w, Tensor(), {.padding = {1, 1}}),
+                         F::constant_external("bn.running_mean", per_channel),
+                         F::constant_external("bn.running_var", per_channel), Tensor(), Tensor(), 0.0);
+  };
+  const Tensor x = Tensor::randn({2, 3, 5, 5}, 501);
+  const TierComparison unfolded = run_both_tiers(bare, weights, x);
+  CHECK(unfolded.ops_per_lowering.at("dnnl.conv2d") == 1); // the convolution alone
+  CHECK(count_mismatches(unfolded.interp, unfolded.jit) == 0);
+  // Statistics embedded in the graph (F::constant) fold like weights.
+  const Tensor mean = Tensor::rand({7}, 502, -0.5f, 0.5f), var = Tensor::rand({7}, 503, 0.0f, 1e-3f);
+  auto embedded = [&](Tensor x) {
+    Tensor w = F::constant_external("c.weight", TensorLayout(DType::f32, {7, 3, 3, 3}));
+    return F::relu(F::batch_norm(F::conv2d(x, w, Tensor(), {.padding = {1, 1}}), F::constant(mean), F::constant(var),
+                                 Tensor(), Tensor()));
+  };
+  check_agreement(run_both_tiers(embedded, weights, x), "dnnl.conv2d", 3);
+}
+
 TEST_CASE("residual blocks with a downsample run as one graph of convolutions in their own layouts") {
   // Two of resnet's basic blocks, the second with a strided 1x1 downsample whose result is the
   // residual of the block's second convolution: the downsample joins the graph before it.

@@ -26,6 +26,19 @@ std::optional<BatchNormOperands> constant_operands(const GraphRewriter& rw, cons
   return found;
 }
 
+double channel_scale(const BatchNormOperands& bn, int64_t o, double eps) {
+  const double gamma = bn.gamma ? bn.gamma->data<float>()[o] : 1.0;
+  return gamma / std::sqrt(double(bn.var.data<float>()[o]) + eps);
+}
+
+// A scale that is infinite or NaN (var + eps <= 0, an infinite gamma) would turn the folded weight's
+// zeros and the window's sums into NaN where the batch_norm gives +-inf: such a one stays unfolded.
+bool scales_finite(const BatchNormOperands& bn, int64_t channels, double eps) {
+  for (int64_t o = 0; o < channels; ++o)
+    if (!std::isfinite(channel_scale(bn, o, eps))) return false;
+  return true;
+}
+
 FoldedConvWeights fold(const Tensor& weight, const BatchNormOperands& bn, double eps) {
   const int64_t out_channels = weight.dims()[0], per_channel = weight.numel() / out_channels;
   FoldedConvWeights folded{Tensor::empty(weight.dims(), DType::f32), Tensor::empty({out_channels}, DType::f32)};
@@ -33,10 +46,9 @@ FoldedConvWeights fold(const Tensor& weight, const BatchNormOperands& bn, double
   float* w_out = folded.weight.data<float>();
   float* b_out = folded.bias.data<float>();
   for (int64_t o = 0; o < out_channels; ++o) {
-    const double gamma = bn.gamma ? bn.gamma->data<float>()[o] : 1.0;
     const double beta = bn.beta ? bn.beta->data<float>()[o] : 0.0;
     const double bias = bn.conv_bias ? bn.conv_bias->data<float>()[o] : 0.0;
-    const double scale = gamma / std::sqrt(double(bn.var.data<float>()[o]) + eps);
+    const double scale = channel_scale(bn, o, eps);
     for (int64_t i = o * per_channel; i < (o + 1) * per_channel; ++i)
       w_out[i] = float(w[i] * scale);
     b_out[o] = float((bias - bn.mean.data<float>()[o]) * scale + beta);
@@ -75,8 +87,8 @@ std::optional<FoldedBatchNorm> fold_batch_norm(const GraphRewriter& rw, const ir
   if (bn.kind != ir::OpKind::batch_norm || bn.operands[0] != conv.results[0] || !is_f32(rw, bn.results))
     return std::nullopt;
   const std::optional<BatchNormOperands> operands = constant_operands(rw, conv, bn);
-  if (!operands) return std::nullopt;
   const double eps = ir::params_of<ir::BatchNormParams>(bn).eps;
+  if (!operands || !scales_finite(*operands, weight.dims()[0], eps)) return std::nullopt;
   const std::optional<runtime::WeightFormKey> key = folded_key(rw, conv, bn);
   FoldedBatchNorm result{
       *user,

@@ -22,7 +22,8 @@ struct FoldedBatchNorm {
 
 // The batch_norm that alone reads the convolution `conv`'s result, folded into `weight` (the
 // convolution's constant weight), when its statistics, affine and the convolution's bias are f32
-// constants or weights; nullopt otherwise. The folded form is made once per weight versions.
+// constants or weights and every per-channel scale gamma / sqrt(var + eps) is finite; nullopt otherwise. The folded
+// form is made once per weight versions.
 std::optional<FoldedBatchNorm> fold_batch_norm(const GraphRewriter& rw, const ir::Op& conv, const Tensor& weight);
 
 } // namespace kiln::jitc::tier
