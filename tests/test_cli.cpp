@@ -160,6 +160,51 @@ TEST_CASE("kiln run writes further outputs next to the first as <stem>_<i>.npy")
   }
 }
 
+namespace {
+
+// x - y, with its arguments named in the graph file as a hand-written or exported graph may.
+void write_named_graph(const fs::path& path) {
+  std::ofstream(path) << R"(module @named {
+  func.func @main(%x: !kiln.tensor<[2], f32>, %y: !kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32> {
+    %0 = "kiln.sub"(%x, %y) : (!kiln.tensor<[2], f32>, !kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32>
+    return %0 : !kiln.tensor<[2], f32>
+  }
+}
+)";
+}
+
+} // namespace
+
+TEST_CASE("kiln run takes inputs by the argument names of the graph file as well as by index") {
+  Scratch scratch;
+  write_named_graph(scratch / "named.mlir");
+  save_npy((scratch / "a.npy").string(), Tensor::from_vector<float>({1, 2}, {2}));
+  save_npy((scratch / "b.npy").string(), Tensor::from_vector<float>({10, 20}, {2}));
+  const std::string graph = "run " + quoted(scratch / "named.mlir"), a = quoted(scratch / "a.npy"),
+                    b = quoted(scratch / "b.npy"), output = " --output " + quoted(scratch / "out.npy");
+  for (const std::string& inputs : {" --input x=" + a + " --input y=" + b, " --input y=" + b + " --input 0=" + a,
+                                    " --input arg1=" + b + " --input x=" + a}) {
+    CAPTURE(inputs);
+    const CommandResult result = scratch.kiln(graph + inputs + output);
+    REQUIRE_MESSAGE(result.status == 0, result.err);
+    const Tensor difference = load_npy((scratch / "out.npy").string());
+    CHECK(difference.item_as_double(0) == -9);
+    CHECK(difference.item_as_double(1) == -18);
+    fs::remove(scratch / "out.npy");
+  }
+  SUBCASE("an unknown name is refused, listing the graph's names") {
+    check_refused(scratch.kiln(graph + " --input z=" + a + " --input y=" + b + output),
+                  "--input 'z=" + (scratch / "a.npy").string() +
+                      "': unknown argument 'z'; the graph names x, y, and "
+                      "every argument has an index",
+                  scratch / "out.npy");
+  }
+  SUBCASE("a name and an index of the same argument are refused as given twice") {
+    check_refused(scratch.kiln(graph + " --input x=" + a + " --input 0=" + b + output), "argument 0 is given twice",
+                  scratch / "out.npy");
+  }
+}
+
 TEST_CASE("kiln run refuses bad input with one error line and no output file") {
   Scratch scratch;
   DenseFiles files(scratch);
@@ -196,8 +241,9 @@ TEST_CASE("kiln run refuses bad input with one error line and no output file") {
   SUBCASE("no input for a graph argument") {
     check_refused(scratch.kiln("run " + files.graph + weights_and_output), "no --input for graph argument 0", output);
   }
-  SUBCASE("input name that is not an argument index") {
-    check_refused(scratch.kiln("run " + files.graph + " --input x=" + files.input + weights_and_output), "'x'", output);
+  SUBCASE("input name that is not an argument index of a graph that names none") {
+    check_refused(scratch.kiln("run " + files.graph + " --input x=" + files.input + weights_and_output),
+                  "unknown argument 'x'; this graph names none", output);
   }
   SUBCASE("unknown tier") { check_refused(scratch.kiln(files.run_args() + " --tier fastest"), "fastest", output); }
   SUBCASE("a repeat count out of range, said in words") {

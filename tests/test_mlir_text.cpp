@@ -650,6 +650,33 @@ module @hand {  // and after a brace
   CHECK(main.output_types()[1] == tensor_type(DType::f32, {3, "batch"}));
 }
 
+TEST_CASE("argument names written in a graph file are kept and printed back; positional ones are not names") {
+  const std::string text = R"(module @named {
+  func.func @main(%x: !kiln.tensor<[2], f32>, %arg7: !kiln.tensor<[2], f32>, %scale_2: !kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32> {
+    %0 = "kiln.mul"(%x, %scale_2) : (!kiln.tensor<[2], f32>, !kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32>
+    %1 = "kiln.add"(%0, %arg7) : (!kiln.tensor<[2], f32>, !kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32>
+    return %1 : !kiln.tensor<[2], f32>
+  }
+}
+)";
+  const Module m = parse_module(text);
+  CHECK(m.entry().arg_names == std::vector<std::string>{"x", "", "scale_2"});
+  const std::string printed = print_module(m);
+  CHECK(printed.find("@main(%x: !kiln.tensor<[2], f32>, %arg1: !kiln.tensor<[2], f32>, %scale_2: ") !=
+        std::string::npos);
+  CHECK(printed.find("\"kiln.mul\"(%x, %scale_2)") != std::string::npos);
+  CHECK(print_module(parse_module(printed)) == printed);
+  // A numbered name is positional too: %5 and %arg0 print as the argument's own index.
+  const Module numbered = parse_module(R"(module @m {
+  func.func @main(%5: !kiln.tensor<[2], f32>) -> !kiln.tensor<[2], f32> {
+    return %5 : !kiln.tensor<[2], f32>
+  }
+}
+)");
+  CHECK(numbered.entry().arg_names == std::vector<std::string>{""});
+  CHECK(print_module(numbered).find("@main(%arg0: ") != std::string::npos);
+}
+
 TEST_CASE("parse errors name line:column and what was expected") {
   const std::string t2 = kT2;
   check_parse_error(

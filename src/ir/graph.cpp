@@ -38,10 +38,11 @@ std::string SourceLoc::to_string() const {
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 
-ValueId Function::add_arg(ValueType type) {
+ValueId Function::add_arg(ValueType type, std::string name) {
   ValueId id = ValueId(values.size());
   values.push_back(ValueInfo{std::move(type), kNoOp, uint32_t(args.size())});
   args.push_back(id);
+  arg_names.push_back(std::move(name));
   return id;
 }
 

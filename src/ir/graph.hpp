@@ -65,9 +65,12 @@ struct Function {
   std::vector<ValueInfo> values;
   std::vector<Op> ops;
   std::vector<ValueId> args;
+  // One per argument: the name a graph file gave it (`%x` -> "x"), "" where it is positional
+  // (`%arg0`). The CLI's --input accepts these names; the printer writes them back.
+  std::vector<std::string> arg_names;
   std::vector<ValueId> outputs;
 
-  ValueId add_arg(ValueType type);
+  ValueId add_arg(ValueType type, std::string name = "");
   // Appends an op and creates one result value per type; returns the op id. Attributes that do
   // not decode are kept as InvalidParams for verify_module to report.
   OpId add_op(OpKind kind, std::vector<ValueId> operands, const std::vector<ValueType>& result_types, Attrs attrs = {},

@@ -61,8 +61,8 @@ void add_graph_file_options(CLI::App& command, std::string& graph, std::vector<s
       ->allow_extra_args(false);
   command
       .add_option("--input", inputs,
-                  "NAME=FILE.npy, NAME an argument index: 0, 1, ... or arg0, ... "
-                  "(one per graph argument)")
+                  "NAME=FILE.npy, NAME the argument's name in the graph file (%x: x) or its index: 0, 1, ... "
+                  "or arg0, ... (one per graph argument)")
       ->allow_extra_args(false);
   command.add_option("--extension", extensions, "extension library (.so) registering custom ops (repeatable)")
       ->allow_extra_args(false);

@@ -12,7 +12,7 @@ namespace kiln::tools {
 struct RunOptions {
   std::string graph_path;
   std::vector<std::string> weights_paths; // safetensors files loaded into the session's registry
-  std::vector<std::string> inputs;        // "NAME=FILE.npy", NAME an argument index: 0, 1, ... or arg0, arg1, ...
+  std::vector<std::string> inputs;        // "NAME=FILE.npy", NAME an argument's name or index: 0, 1, ... or arg0, ...
   std::string output_path;                // first output; output i > 0 goes to <stem>_<i>.npy
   int repeat = 1;
   bool print_stats = false;

@@ -14,17 +14,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// "3" or "arg3" -> 3; anything else is refused naming the --input value.
-size_t argument_index(const std::string& name, const std::string& input_spec) {
+// The argument `name` means: one the graph file named (`%x` -> "x"), else an index, "3" or
+// "arg3". Anything else is refused naming the --input value and the graph's argument names.
+size_t argument_index(const std::string& name, const std::string& input_spec, const ir::Function& entry) {
+  for (size_t i = 0; i < entry.arg_names.size(); ++i)
+    if (entry.arg_names[i] == name) return i;
   const std::string digits = name.rfind("arg", 0) == 0 ? name.substr(3) : name;
   const bool numeric =
       !digits.empty() && digits.size() < 10 && digits.find_first_not_of("0123456789") == std::string::npos;
-  if (!numeric)
-    throw Error(ErrorKind::spec, "--input '" + input_spec +
-                                     "': NAME must be an argument index (0, 1, ... or arg0, "
-                                     "arg1, ...), got '" +
-                                     name + "'");
-  return std::stoul(digits);
+  if (numeric) return std::stoul(digits);
+  std::string named;
+  for (const std::string& arg_name : entry.arg_names)
+    if (!arg_name.empty()) named += (named.empty() ? "" : ", ") + arg_name;
+  throw Error(ErrorKind::spec, "--input '" + input_spec + "': unknown argument '" + name + "'; " +
+                                   (named.empty() ? "this graph names none" : "the graph names " + named) +
+                                   ", and every argument has an index: 0, 1, ... or arg0, arg1, ...");
 }
 
 // Refuses an input whose dtype, rank or static dims differ from the graph argument, naming its file.
@@ -57,7 +61,7 @@ std::vector<Tensor> load_inputs(const std::vector<std::string>& specs, const ir:
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       throw Error(ErrorKind::spec, "--input '" + spec + "': expected NAME=FILE.npy");
     const std::string path = spec.substr(eq + 1);
-    const size_t index = argument_index(spec.substr(0, eq), spec);
+    const size_t index = argument_index(spec.substr(0, eq), spec, entry);
     if (index >= count)
       throw Error(ErrorKind::spec, "--input '" + spec + "': the graph has " + std::to_string(count) + " argument(s)");
     if (!sources[index].empty())

@@ -7,8 +7,8 @@ FunctionRebuilder::FunctionRebuilder(const Function& source)
     : source_(source), mapping_(source.values.size(), 0), mapped_(source.values.size(), false) {
   target_.name = source.name;
   target_.is_private = source.is_private;
-  for (ValueId arg : source.args)
-    map(arg, target_.add_arg(source.type_of(arg)));
+  for (size_t i = 0; i < source.args.size(); ++i)
+    map(source.args[i], target_.add_arg(source.type_of(source.args[i]), source.arg_names.at(i)));
 }
 
 ValueId FunctionRebuilder::lookup(ValueId source_value) const {

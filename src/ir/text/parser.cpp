@@ -5,7 +5,9 @@
 #include "ir/ops.hpp"
 #include "ir/text/lexer.hpp"
 #include "ir/verify.hpp"
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <kiln/error.hpp>
@@ -70,6 +72,18 @@ std::optional<std::string> decode_hex(std::string_view s) {
     bytes += static_cast<char>(value);
   }
   return bytes;
+}
+
+// The name an argument keeps (ir::Function::arg_names): an identifier that is not positional
+// (`arg3`, `3`), so that the CLI's --input NAME never means both a name and an index.
+std::string argument_name(const std::string& written) {
+  const bool identifier = !written.empty() &&
+                          (std::isalpha(static_cast<unsigned char>(written[0])) || written[0] == '_') &&
+                          std::all_of(written.begin(), written.end(),
+                                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  const bool positional = written.size() > 3 && written.rfind("arg", 0) == 0 &&
+                          written.find_first_not_of("0123456789", 3) == std::string::npos;
+  return identifier && !positional ? written : "";
 }
 
 std::string type_list_text(const std::vector<ValueType>& types) {
@@ -460,7 +474,7 @@ void Parser::parse_arguments(Function& fn, Scope& scope) {
     expect_punct(':', "and a type after an argument");
     WrittenType written = parse_written_type();
     check_size(written, "argument " + describe(name) + " of @" + fn.name);
-    scope[name.text] = {fn.add_arg(written.type)};
+    scope[name.text] = {fn.add_arg(written.type, argument_name(name.text))};
   }
   advance();
 }

@@ -219,7 +219,7 @@ std::string FunctionPrinter::print() const {
 std::vector<std::string> printed_value_names(const Function& fn) {
   std::vector<std::string> names(fn.values.size());
   for (size_t i = 0; i < fn.args.size(); ++i)
-    names.at(fn.args[i]) = "%arg" + std::to_string(i);
+    names.at(fn.args[i]) = fn.arg_names.at(i).empty() ? "%arg" + std::to_string(i) : "%" + fn.arg_names[i];
   int next_number = 0;
   for (const Op& op : fn.ops) {
     if (op.results.empty()) continue;
