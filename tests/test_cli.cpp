@@ -173,6 +173,18 @@ void write_named_graph(const fs::path& path) {
 )";
 }
 
+// The tier column of the first row of `kiln run --stats`'s table (Session::stats_table): the word
+// below the header's "tier".
+std::string stats_tier(const std::string& out) {
+  const size_t header = out.find("graph ");
+  const size_t row = out.find('\n', header);
+  REQUIRE(header != std::string::npos);
+  REQUIRE(row != std::string::npos);
+  const size_t column = out.find(" tier ", header) + 1 - header;
+  const std::string rest = out.substr(row + 1 + column);
+  return rest.substr(0, rest.find(' '));
+}
+
 } // namespace
 
 TEST_CASE("kiln run takes inputs by the argument names of the graph file as well as by index") {
@@ -203,6 +215,24 @@ TEST_CASE("kiln run takes inputs by the argument names of the graph file as well
     check_refused(scratch.kiln(graph + " --input x=" + a + " --input 0=" + b + output), "argument 0 is given twice",
                   scratch / "out.npy");
   }
+}
+
+TEST_CASE("kiln run and kiln bench default to the auto tier") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  // bench's JSON records the tier it ran under.
+  const CommandResult bench =
+      scratch.kiln("bench --workloads oneop --time-s 0.01 --json " + quoted(scratch / "bench.json"));
+  REQUIRE_MESSAGE(bench.status == 0, bench.err);
+  CHECK(read_text(scratch / "bench.json").find("\n \"tier\": \"auto\"") != std::string::npos);
+  // run: one call stays on the interpreter (not jit); with promotion on the calling thread the
+  // fourth call is the JIT tier's (not interp) where the JIT is built.
+  const CommandResult once = scratch.kiln(files.run_args() + " --stats");
+  REQUIRE_MESSAGE(once.status == 0, once.err);
+  CHECK(stats_tier(once.out) == "interp");
+  const CommandResult repeated = scratch.run("KILN_JIT_ASYNC=0 " + kKiln, files.run_args() + " --stats --repeat 4");
+  REQUIRE_MESSAGE(repeated.status == 0, repeated.err);
+  CHECK(stats_tier(repeated.out) == (KILN_HAS_JIT ? "jit" : "interp"));
 }
 
 TEST_CASE("kiln run refuses bad input with one error line and no output file") {

@@ -1,4 +1,5 @@
 #pragma once
+#include "cli/tier_option.hpp"
 #include <ostream>
 #include <string>
 #include <vector>
@@ -7,7 +8,8 @@ namespace kiln::tools {
 
 struct BenchOptions {
   std::vector<std::string> workloads; // empty: every case of bench_case_names()
-  std::string tier = "interp";
+  // Timed after the warm-up calls and any promotion they start.
+  std::string tier = kDefaultTier;
   int threads = 2;       // the peers of WORKLOADS.md are measured with 2 threads
   std::string json_path; // empty: no JSON file
   double time_s = 2.0;   // timed calls per case run for about this long

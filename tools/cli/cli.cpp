@@ -76,7 +76,7 @@ void add_run(CLI::App& app, Commands& c) {
   c.run->add_option("--repeat", o.repeat, "run this many times (1 to 1000000) and report the median latency")
       ->check(CLI::Range(1, 1'000'000));
   c.run->add_flag("--stats", o.print_stats, "print the session's per-signature statistics");
-  c.run->add_option("--tier", o.tier, "interp, jit or auto (default)")->check(CLI::IsMember(tier_names()));
+  c.run->add_option("--tier", o.tier, tier_help())->check(CLI::IsMember(tier_names()));
 }
 
 void add_bench(CLI::App& app, Commands& c) {
@@ -88,7 +88,7 @@ void add_bench(CLI::App& app, Commands& c) {
                    "comma-separated subset of mlp,ewchain,attn,cnn,resnet18,mobilenet_v2,oneop")
       ->delimiter(',')
       ->check(CLI::IsMember(bench_case_names()));
-  c.bench->add_option("--tier", o.tier, "interp (default), jit or auto")->check(CLI::IsMember(tier_names()));
+  c.bench->add_option("--tier", o.tier, tier_help())->check(CLI::IsMember(tier_names()));
   c.bench->add_option("--threads", o.threads, "interpreter threads, KILN_NUM_THREADS (default 2)")
       ->check(CLI::Range(1, 4096));
   c.bench->add_option("--json", o.json_path, "write the results to this JSON file");

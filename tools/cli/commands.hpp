@@ -1,5 +1,6 @@
 #pragma once
 // The `kiln` subcommands, callable in-process (the demo runs `kiln run`'s code path this way).
+#include "cli/tier_option.hpp"
 #include <istream>
 #include <kiln/compile.hpp>
 #include <memory>
@@ -16,7 +17,7 @@ struct RunOptions {
   std::string output_path;                // first output; output i > 0 goes to <stem>_<i>.npy
   int repeat = 1;
   bool print_stats = false;
-  std::string tier = "auto";
+  std::string tier = kDefaultTier;
   std::vector<std::string> extensions; // extension libraries loaded before the graph is read
 };
 

@@ -8,6 +8,11 @@ const std::vector<std::string>& tier_names() {
   return names;
 }
 
+std::string tier_help() {
+  return "interp, jit or auto (default " + kDefaultTier +
+         ": the interpreter, then the JIT tier after KILN_PROMOTE_AFTER calls, 2 unless set)";
+}
+
 TierPolicy tier_policy(const std::string& tier) {
   TierPolicy policy = TierPolicy::from_env();
   if (tier == "auto") return policy;
