@@ -1,6 +1,7 @@
 // PyTorch's dtype promotion: kiln's result_type against torch.result_type (tests/data), and the
 // binary ops applying it eagerly, traced (a kiln.cast in the graph) and on both tiers.
 #include "kiln_config.h"
+#include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/dtype_promotion.hpp>
@@ -150,4 +151,52 @@ TEST_CASE("floor_divide and remainder round as PyTorch does, eagerly and on both
                        doctest::Contains("integer division by zero (element 0 of the divisor)"), Error);
   // Promotion applies: an i32 floor-divided by an f32 is f32.
   CHECK(F::floor_divide(ia, Tensor::full({1}, 2.5)).dtype() == DType::f32);
+}
+
+namespace {
+
+template <class T> std::vector<T> elements(const Tensor& t) {
+  REQUIRE(t.dtype() == dtype_of<T>());
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+
+// fn compiled on the interpreter and on the JIT tier (at the first call), called on the inputs.
+template <class Fn, class... Inputs> std::vector<Tensor> on_both_tiers(Fn fn, const Inputs&... inputs) {
+  std::vector<Tensor> results;
+  for (JitMode mode : {JitMode::off, JitMode::always}) {
+    auto session = std::make_shared<Session>(TierPolicy{.mode = mode, .async = false}, 4);
+    results.push_back(compile(fn, {.session = session})(inputs.layout()...)(inputs...));
+  }
+  return results;
+}
+
+} // namespace
+
+TEST_CASE("clamp by scalars promotes as torch.clamp does: floating bounds make an integer tensor f32") {
+  // Values from torch 1.13: torch.clamp(torch.tensor([1, 2, 3]), 0.5, 2.5) and so on.
+  const Tensor i64 = Tensor::from_vector<int64_t>({1, 2, 3}, {3});
+  CHECK(elements<float>(F::clamp(i64, 0.5, 2.5)) == std::vector<float>{1, 2, 2.5f});
+  CHECK(elements<float>(F::clamp(i64, 0.0, 2.0)) == std::vector<float>{1, 2, 2}); // a float bound, integral or not
+  CHECK(elements<float>(F::clamp(i64, 0, 2.5)) == std::vector<float>{1, 2, 2.5f});
+  CHECK(elements<int64_t>(F::clamp(i64, 0, 2)) == std::vector<int64_t>{1, 2, 2});
+  CHECK(F::clamp(i64.cast(DType::i32), 0, 2).dtype() == DType::i32);
+  CHECK(elements<float>(F::clamp(i64.cast(DType::i32), 0.5, 2.5)) == std::vector<float>{1, 2, 2.5f});
+  CHECK(elements<float>(F::clamp(Tensor::from_vector<bool>({true, false}, {2}), 0.5, 2.5)) ==
+        std::vector<float>{1, 0.5f});
+  CHECK(F::clamp(i64.cast(DType::f64), 0.5, 2.5).dtype() == DType::f64);
+  CHECK(F::clamp(i64.cast(DType::f16), 0.5, 2.5).dtype() == DType::f16);
+  // Traced, the graph casts x, and both tiers agree, at an odd size with values around the bounds.
+  auto clamped = [](const Tensor& x) { return F::clamp(x, -2.5, 50.25); };
+  const std::string mlir = stage(clamped)(TensorLayout(DType::i32, {17})).to_mlir();
+  CAPTURE(mlir);
+  CHECK(mlir.find("\"kiln.cast\"(%arg0) {dtype = f32}") != std::string::npos);
+  std::vector<int32_t> xs(17);
+  for (int32_t k = 0; k < 17; ++k)
+    xs[size_t(k)] = k * 7 - 20;
+  xs[16] = std::numeric_limits<int32_t>::min();
+  std::vector<float> want;
+  for (int32_t v : xs)
+    want.push_back(std::min(std::max(float(v), -2.5f), 50.25f)); // torch: [-2.5, 0, 7, 50.25] for [-5, 0, 7, 100]
+  for (const Tensor& out : on_both_tiers(clamped, Tensor::from_vector<int32_t>(xs, {17})))
+    CHECK(elements<float>(out) == want);
 }

@@ -65,9 +65,10 @@ Tensor scalar_operand(Scalar value, DType dtype);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 Tensor cast(const Tensor& x, DType dtype, Loc loc = Loc::current());
 // min(max(x, lo), hi), as torch.clamp: NaN anywhere gives NaN, lo > hi gives hi. The bounds broadcast
-// and have x's dtype; the double overload makes them constants (clamp(x, 0, 6) is relu6).
+// and have x's dtype; the scalar overload makes them constants (clamp(x, 0, 6) is relu6) and promotes
+// as torch.clamp does: an integer tensor clamped by floating bounds (0.5, even 2.0) is f32.
 Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Loc loc = Loc::current());
-Tensor clamp(const Tensor& x, double lo, double hi, Loc loc = Loc::current());
+Tensor clamp(const Tensor& x, Scalar lo, Scalar hi, Loc loc = Loc::current());
 // x where mask is false, value where it is true, as torch.masked_fill: mask is bool and broadcasts to
 // x's shape; value is converted to x's dtype as cast converts.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Loc loc = Loc::current());

@@ -143,8 +143,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, Loc loc) {
 Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi, Loc loc) {
   return apply1(OpKind::clamp, {x, lo, hi}, {}, loc);
 }
-Tensor clamp(const Tensor& x, double lo, double hi, Loc loc) {
-  return clamp(x, scalar(lo, x.dtype()), scalar(hi, x.dtype()), loc);
+Tensor clamp(const Tensor& x, Scalar lo, Scalar hi, Loc loc) {
+  const DType dtype = result_type({x, lo, hi});
+  return clamp(cast_to(x, dtype, loc), scalar_operand(lo, dtype), scalar_operand(hi, dtype), loc);
 }
 
 Tensor cast(const Tensor& x, DType dtype, Loc loc) {
