@@ -200,3 +200,34 @@ TEST_CASE("clamp by scalars promotes as torch.clamp does: floating bounds make a
   for (const Tensor& out : on_both_tiers(clamped, Tensor::from_vector<int32_t>(xs, {17})))
     CHECK(elements<float>(out) == want);
 }
+
+TEST_CASE("pow of integers wraps, truncates negative tensor powers and refuses negative scalar ones, as torch") {
+  const Tensor x = Tensor::from_vector<int64_t>({-3, -2, -1, 0, 1, 2, 3}, {7});
+  CHECK(elements<int64_t>(F::pow(x, 0)) == std::vector<int64_t>{1, 1, 1, 1, 1, 1, 1});
+  CHECK(elements<int64_t>(F::pow(x, 3)) == std::vector<int64_t>{-27, -8, -1, 0, 1, 8, 27});
+  CHECK_THROWS_WITH_AS(F::pow(x, -1), doctest::Contains("integers to negative integer powers are not allowed"), Error);
+  CHECK_THROWS_WITH_AS(F::pow(x.cast(DType::i32), -2), doctest::Contains("i32 to the power -2"), Error);
+  CHECK(F::pow(x, 2.0).dtype() == DType::f32);
+  // torch.tensor([-1, -1, 0, 5, -7, 1]) ** torch.tensor([-2, -3, 0, 0, -4, -9]): 1 / x ** n truncated.
+  const Tensor base = Tensor::from_vector<int64_t>({-1, -1, 0, 5, -7, 1, 0, 2}, {8});
+  const Tensor exponent = Tensor::from_vector<int64_t>({-2, -3, 0, 0, -4, -9, -1, -1}, {8});
+  CHECK(elements<int64_t>(F::pow(base, exponent)) == std::vector<int64_t>{1, -1, 1, 1, 0, 1, 0, 0});
+  // Overflow wraps: torch.tensor([3]) ** 40, torch.tensor([2, 3], dtype=torch.int32) ** 31, and
+  // torch.tensor([-7, 3, 11, 0, -1], dtype=torch.int32) ** 13.
+  CHECK(elements<int64_t>(F::pow(Tensor::from_vector<int64_t>({3}, {1}), 40)) ==
+        std::vector<int64_t>{-6289078614652622815});
+  CHECK(elements<int32_t>(F::pow(Tensor::from_vector<int32_t>({2, 3}, {2}), 31)) ==
+        std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 1264544299});
+  const Tensor odd = Tensor::from_vector<int32_t>({-7, 3, 11, 0, -1}, {5});
+  const std::vector<int32_t> odd_to_13{1895237401, 1594323, -234981317, 0, -1};
+  CHECK(elements<int32_t>(F::pow(odd, 13)) == odd_to_13);
+  // An i32 tensor to an i64 one is i64 (torch.result_type); both tiers run the same kernel.
+  const Tensor i32_base = Tensor::from_vector<int32_t>({2, -2, 5, -1, 1, 0, 7}, {7});
+  const Tensor i64_exponent = Tensor::from_vector<int64_t>({2, 3, -1, -5, -5, 0, 11}, {7});
+  const std::vector<int64_t> want{4, -8, 0, -1, 1, 1, 1977326743};
+  for (const Tensor& out :
+       on_both_tiers([](const Tensor&a, const Tensor&b) { return F::pow(a, b); }, i32_base, i64_exponent))
+    CHECK(elements<int64_t>(out) == want);
+  for (const Tensor& out : on_both_tiers([](const Tensor& a) { return F::pow(a, 13); }, odd))
+    CHECK(elements<int32_t>(out) == odd_to_13);
+}

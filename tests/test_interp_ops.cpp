@@ -461,7 +461,8 @@ TEST_CASE("binary kernels refuse mismatched dtypes, bool operands and shapes tha
   Buffer<float> g = make<float>({3}, {1, 2, 3});
   CHECK_THROWS_WITH_AS(run(OpKind::add, {}, {f.view(), g.view()}, {out.view()}),
                        doctest::Contains("operand 1 [3] does not broadcast to [2]"), Error);
-  CHECK_THROWS_AS(run(OpKind::pow, {}, {i.view(), i.view()}, {i.view()}), Error);
+  CHECK_THROWS_WITH_AS(run(OpKind::pow, {}, {b.view(), b.view()}, {bo.view()}),
+                       doctest::Contains("no kernel for dtype i1"), Error); // torch: not implemented for 'Bool'
 }
 
 TEST_CASE("compare evaluates every predicate with broadcasting into bool, NaN unordered") {

@@ -58,7 +58,9 @@ KILN_BINARY(gt);
 KILN_BINARY(ge);
 #undef KILN_BINARY
 
-// x ** exponent with a constant exponent (an i32 tensor to the 0.5 is f32, to the 2 stays i32).
+// x ** exponent with a constant exponent (an i32 tensor to the 0.5 is f32, to the 2 stays i32). As in
+// PyTorch, an integer tensor to a negative integer power is a kiln::Error(dtype), and integer
+// powers wrap on overflow; pow of two integer tensors gives 0 for x ** -n unless x is 1 or -1.
 Tensor pow(const Tensor& x, Scalar exponent, Loc loc = Loc::current());
 // A scalar operand as a 0-d constant of `dtype` (i64 integers exactly), as the operators make it.
 Tensor scalar_operand(Scalar value, DType dtype);

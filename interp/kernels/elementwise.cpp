@@ -72,6 +72,20 @@ template <class DTypes, class Fn> void binary(const KernelArgs& args, Fn fn) {
                  [&](auto e) { binary_map<decltype(e), decltype(e)>(args, fn); });
 }
 
+// PyTorch's integer pow: squaring that wraps as the multiplications do; x ** -n truncates 1 / x ** n
+// (1 for 1, +-1 for -1, else 0, 0 included).
+template <class T> T power(T base, T exponent) {
+  if constexpr (std::is_integral_v<T>) {
+    if (exponent < 0) return base == 1 ? T(1) : base == T(-1) ? T(exponent % 2 == 0 ? 1 : -1) : T(0);
+    T result = 1;
+    for (; exponent != 0; exponent /= 2, base = wrapping_mul(base, base))
+      if (exponent % 2 != 0) result = wrapping_mul(result, base);
+    return result;
+  } else {
+    return std::pow(base, exponent);
+  }
+}
+
 // Integer division truncates toward zero (C++, MLIR arith.divsi); x / 0 gives 0 as in numpy,
 // and INT_MIN / -1 wraps, so no input is undefined behaviour.
 template <class T> T divide(T a, T b) {
@@ -321,7 +335,7 @@ void div(const KernelArgs& args) {
   binary<ArithmeticDTypes>(args, [](auto a, auto b) { return divide(a, b); });
 }
 void pow(const KernelArgs& args) {
-  binary<FloatDTypes>(args, [](auto a, auto b) { return std::pow(a, b); });
+  binary<ArithmeticDTypes>(args, [](auto a, auto b) { return power(a, b); });
 }
 void maximum(const KernelArgs& args) {
   binary<ArithmeticDTypes>(args, [](auto a, auto b) { return nan_max(a, b); });

@@ -132,6 +132,10 @@ Tensor scalar_operand(Scalar value, DType dtype) {
 
 Tensor pow(const Tensor& x, Scalar exponent, Loc loc) {
   const DType dtype = result_type({x, exponent});
+  if (!dtype_is_float(dtype) && exponent.as_integer() < 0)
+    throw Error(ErrorKind::dtype, "kiln.pow at " + trace::to_source_loc(loc).to_string() + ": " +
+                                      dtype_name(x.dtype()) + " to the power " + std::to_string(exponent.as_integer()) +
+                                      ": integers to negative integer powers are not allowed (as in PyTorch)");
   return apply1(OpKind::pow, {cast_to(x, dtype, loc), scalar_operand(exponent, dtype)}, {}, loc);
 }
 
