@@ -195,6 +195,11 @@ void add_reduction_ops(FunctionBuilder& b, ValueId x) {
   b.op(OpKind::argmax, {x}, {{"axis", Attr::of_int(1)}, {"keepdims", Attr::of_bool(false)}});
   b.op(OpKind::argmin, {x}, {{"axis", Attr::of_int(-1)}, {"keepdims", Attr::of_bool(true)}});
   b.op(OpKind::cumsum, {x}, {{"axis", Attr::of_int(0)}});
+  b.results(OpKind::topk, {x},
+            {{"k", Attr::of_int(2)},
+             {"axis", Attr::of_int(-1)},
+             {"largest", Attr::of_bool(false)},
+             {"sorted", Attr::of_bool(true)}});
   b.op(OpKind::softmax, {x}, {{"axis", Attr::of_int(-1)}});
   b.op(OpKind::log_softmax, {x}, {{"axis", Attr::of_int(1)}});
 }
@@ -247,6 +252,10 @@ void add_nn_ops(FunctionBuilder& b, ValueId x, ValueId image) {
         {"scales", Attr::of_floats({2.2, 0.5})},
         {"mode", Attr::of_string("bilinear")},
         {"align_corners", Attr::of_bool(false)}});
+  b.op(OpKind::scaled_dot_product_attention, {image, image, image},
+       {{"is_causal", Attr::of_bool(true)}, {"scale", Attr::of_float(0.125)}});
+  ValueId keep = b.op(OpKind::compare, {image, image}, {{"predicate", Attr::of_string("ge")}});
+  b.op(OpKind::scaled_dot_product_attention, {image, image, image, keep});
 }
 
 void add_shape_ops(FunctionBuilder& b, ValueId x, ValueId y, ValueId image, ValueId indices) {

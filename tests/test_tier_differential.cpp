@@ -235,6 +235,9 @@ void check_op(OpKind kind) {
       check_tiers(
           name + " axis " + std::to_string(axis), [axis](Tensor x) { return F::cumsum(x, axis); }, sample({7, 17}, 68));
     return;
+  case OpKind::topk: // tests/test_attention_ops.cpp checks the indices too
+    return check_tiers(
+        name, [](Tensor x) { return F::topk(x, 5, 1).first; }, sample({7, 17}, 73));
   case OpKind::softmax:
   case OpKind::log_softmax:
     for (const auto& dims : {std::vector<int64_t>{7, 17}, {3, 1023}, {1, 1}})
@@ -329,6 +332,10 @@ void check_op(OpKind kind) {
             sample({1, 7, 1, 17}, 82));
       }
     return;
+  case OpKind::scaled_dot_product_attention: // tests/test_attention_ops.cpp covers masks and sizes
+    return check_tiers(
+        name, [](Tensor q, Tensor k, Tensor v) { return F::scaled_dot_product_attention(q, k, v); },
+        finite({2, 17, 7}, 70), finite({2, 7, 7}, 71), finite({2, 7, 17}, 72));
   case OpKind::reshape:
     return check_tiers(
         name,

@@ -4,6 +4,7 @@
 #include <kiln/layout.hpp>
 #include <kiln/tensor.hpp>
 #include <map>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <variant>
@@ -94,6 +95,11 @@ Tensor argmax(const Tensor& x, int64_t axis, bool keepdims = false, Loc loc = Lo
 Tensor argmin(const Tensor& x, int64_t axis, bool keepdims = false, Loc loc = Loc::current());
 // Running sums along axis, as torch.cumsum: floats keep their dtype, integers and bool give i64.
 Tensor cumsum(const Tensor& x, int64_t axis, Loc loc = Loc::current());
+// The k largest (smallest) elements along axis and their i64 indices, as torch.topk: NaN counts as
+// larger than every number; ties come in index order (torch's order among ties is unspecified);
+// sorted = false returns them sorted too. 0 <= k <= the axis size.
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis = -1, bool largest = true, bool sorted = true,
+                               Loc loc = Loc::current());
 // The lower (upper) triangle of each matrix of the last two axes, the rest 0, as torch.tril (triu):
 // diagonal 0 is the main diagonal, > 0 above it, < 0 below it.
 Tensor tril(const Tensor& x, int64_t diagonal = 0, Loc loc = Loc::current());
@@ -120,6 +126,14 @@ Tensor instance_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& b
 Tensor matmul(const Tensor& a, const Tensor& b, Loc loc = Loc::current());
 // PyTorch's Linear: x @ weightᵀ + bias, weight [out, in]. bias may be undefined.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Loc loc = Loc::current());
+// torch.nn.functional.scaled_dot_product_attention without dropout, one op:
+// softmax(q·kᵀ * scale + mask) · v. q [..., L, E], k [..., S, E], v [..., S, Ev] share their batch
+// dims; the result is [..., L, Ev]. attn_mask (undefined: none) is bool (true attends) or q's dtype
+// (added) and broadcasts to [..., L, S]; is_causal attends key j <= query i and excludes a mask;
+// scale defaults to 1/sqrt(E). A query row that attends nothing gives NaN, as torch's.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = {},
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                    Loc loc = Loc::current());
 
 struct Conv2dOptions {
   std::vector<int64_t> stride{1, 1};

@@ -1,7 +1,9 @@
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/kernels.hpp"
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 
 namespace kiln::interp {
 
@@ -355,6 +357,42 @@ void argmax(const KernelArgs& args) {
 }
 void argmin(const KernelArgs& args) {
   arg_extreme(args, [](auto v, auto best) { return v < best; });
+}
+
+// Each column along the axis ordered by `before`, a strict total order (NaN beyond every number,
+// then the index), so the k first are torch's values with ties in index order.
+void topk(const KernelArgs& args) {
+  const View &x = args.inputs[0], &values = args.outputs[0], &indices = args.outputs[1];
+  const auto& p = ir::params_of<ir::TopkParams>(args.op);
+  const AxisSplit s = split_at_axis(args.op, p.axis, x.dims);
+  if (p.k > s.size)
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": k " + std::to_string(p.k) + " is larger than axis " +
+                                      std::to_string(p.axis) + " of " + dims_string(x.dims));
+  if (values.dtype != x.dtype) throw_unsupported_dtype(args.op, values.dtype);
+  if (indices.dtype != DType::i64) throw_unsupported_dtype(args.op, indices.dtype);
+  dispatch_dtype(ArithmeticDTypes{}, x.dtype, args.op, [&](auto e) {
+    using E = decltype(e);
+    const auto* in = x.as<const typename E::Storage>();
+    auto* out = values.as<typename E::Storage>();
+    auto* out_index = indices.as<int64_t>();
+    exec::parallel_for(s.outer * s.inner, exec::worth_parallel(s.outer * s.size * s.inner), [&](int64_t t) {
+      const auto* column = in + (t / s.inner) * s.size * s.inner + t % s.inner;
+      auto before = [&](int64_t a, int64_t b) {
+        const auto va = E::load(column[a * s.inner]), vb = E::load(column[b * s.inner]);
+        if (is_nan(va) != is_nan(vb)) return is_nan(va) == p.largest;
+        if (!is_nan(va) && va != vb) return p.largest ? va > vb : va < vb;
+        return a < b;
+      };
+      std::vector<int64_t> order(static_cast<size_t>(s.size));
+      std::iota(order.begin(), order.end(), int64_t(0));
+      std::partial_sort(order.begin(), order.begin() + p.k, order.end(), before);
+      const int64_t base = (t / s.inner) * p.k * s.inner + t % s.inner;
+      for (int64_t r = 0; r < p.k; ++r) {
+        out[base + r * s.inner] = column[order[size_t(r)] * s.inner];
+        out_index[base + r * s.inner] = order[size_t(r)];
+      }
+    });
+  });
 }
 
 exec::PreparedState prepare_cumsum(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {

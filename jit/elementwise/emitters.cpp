@@ -194,6 +194,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::argmax:
   case OpKind::argmin:
   case OpKind::cumsum:
+  case OpKind::topk:
   case OpKind::tril:
   case OpKind::triu:
   case OpKind::softmax:
@@ -209,6 +210,7 @@ std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const 
   case OpKind::adaptive_avg_pool2d:
   case OpKind::conv_transpose2d:
   case OpKind::interpolate:
+  case OpKind::scaled_dot_product_attention:
   case OpKind::reshape:
   case OpKind::transpose:
   case OpKind::broadcast_to:

@@ -41,6 +41,7 @@ const std::pair<OpKind, const Implementation*> kFirstChoice[] = {
     {OpKind::transpose, &kTransposedB},
     {OpKind::adaptive_avg_pool2d, &kDnnlAdaptivePool2d},
     {OpKind::conv_transpose2d, &kDnnlDeconv2d},
+    {OpKind::scaled_dot_product_attention, &kFusedAttention},
 };
 
 std::optional<std::vector<Implementation>> kind_list(ir::OpKind kind) {

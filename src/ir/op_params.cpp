@@ -206,6 +206,18 @@ OpParams arange(const Attrs& attrs, Types) {
   return ArangeParams{get_float(attrs, "start"), get_float(attrs, "stop"), get_float(attrs, "step"),
                       get_dtype(attrs, "dtype"), optional<Shape>(attrs, "length", "shape", {})};
 }
+// A given scale must be finite: torch multiplies by it, and inf or NaN would poison every row.
+OpParams attention(const Attrs& attrs, Types) {
+  AttentionParams params{optional<bool>(attrs, "is_causal", "bool", false), std::nullopt};
+  if (attrs.has("scale")) params.scale = finite(attrs, "scale", 1.0);
+  return params;
+}
+OpParams topk(const Attrs& attrs, Types in) {
+  const int64_t k = get_int(attrs, "k");
+  if (k < 0) throw AttrError("k must be >= 0, got " + std::to_string(k));
+  return TopkParams{k, normalize_axis(get_int(attrs, "axis"), operand_rank(in)), get_bool(attrs, "largest"),
+                    get_bool(attrs, "sorted")};
+}
 OpParams call(const Attrs& attrs, Types) { return CallParams{get_string(attrs, "callee")}; }
 OpParams custom(const Attrs& attrs, Types) { return CustomParams{get_string(attrs, "op")}; }
 OpParams adaptive_pool(const Attrs& attrs, Types) {
@@ -321,6 +333,17 @@ struct Encoder {
                 {"dtype", Attr::of_dtype(p.dtype)}};
     if (!p.length.empty()) attrs.set("length", Attr::of_shape(p.length));
     return attrs;
+  }
+  Attrs operator()(const AttentionParams& p) const {
+    Attrs attrs{{"is_causal", Attr::of_bool(p.is_causal)}};
+    if (p.scale) attrs.set("scale", Attr::of_float(*p.scale));
+    return attrs;
+  }
+  Attrs operator()(const TopkParams& p) const {
+    return {{"k", Attr::of_int(p.k)},
+            {"axis", Attr::of_int(p.axis)},
+            {"largest", Attr::of_bool(p.largest)},
+            {"sorted", Attr::of_bool(p.sorted)}};
   }
   Attrs operator()(const CallParams& p) const { return {{"callee", Attr::of_string(p.callee)}}; }
   Attrs operator()(const CustomParams& p) const { return {{"op", Attr::of_string(p.op)}}; }

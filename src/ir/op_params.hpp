@@ -222,6 +222,22 @@ struct ArangeParams {
   friend bool operator==(const ArangeParams&, const ArangeParams&) = default;
 };
 
+// scaled_dot_product_attention: the causal mask, and the scale (none: 1/sqrt(E) of the call).
+struct AttentionParams {
+  bool is_causal = false;
+  std::optional<double> scale;
+  friend bool operator==(const AttentionParams&, const AttentionParams&) = default;
+};
+
+// topk: the count kept along the (normalised) axis, which end, and whether sorted was asked for.
+struct TopkParams {
+  int64_t k = 0;
+  int64_t axis = 0;
+  bool largest = true;
+  bool sorted = true;
+  friend bool operator==(const TopkParams&, const TopkParams&) = default;
+};
+
 struct CallParams {
   std::string callee;
   friend bool operator==(const CallParams&, const CallParams&) = default;
@@ -247,7 +263,7 @@ using OpParams =
                  PoolParams, AvgPoolParams, ShapeParams, TransposeParams, SplitParams, SliceParams, AxesParams,
                  DiagonalParams, MaskedFillParams, PadParams, ConstantParams, ExternalParams, FullParams, ArangeParams,
                  CallParams, CustomParams, InvalidParams, AdaptivePoolParams, GroupNormParams, ConvTransposeParams,
-                 InterpolateParams>;
+                 InterpolateParams, AttentionParams, TopkParams>;
 
 // A missing, mistyped or out-of-domain attribute ("missing attribute 'value' (f64)"). An axis out of
 // range for the operand's rank is an InferError (ops.hpp) instead: the attributes are fine, the
@@ -299,6 +315,8 @@ KILN_DECODER(constant)
 KILN_DECODER(external)
 KILN_DECODER(full)
 KILN_DECODER(arange)
+KILN_DECODER(attention)
+KILN_DECODER(topk)
 KILN_DECODER(call)
 KILN_DECODER(custom)
 KILN_DECODER(adaptive_pool)

@@ -487,6 +487,54 @@ Types pad(In in, const OpParams& params) {
   return {tensor_of(in[0].dtype, out)};
 }
 
+// q [..., L, E], k [..., S, E], v [..., S, Ev] with one batch shape (torch's fused kernels ask the
+// same); the mask broadcasts to the scores [..., L, S].
+Types attention(In in, const OpParams& params) {
+  const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
+  if (q.size() < 2 || k.size() != q.size() || v.size() != q.size())
+    throw InferError("q, k and v need one rank >= 2, got " + str(q) + ", " + str(k) + " and " + str(v));
+  if (!dtype_is_float(in[0].dtype))
+    throw InferError(std::string("q must be a float tensor, got ") + dtype_name(in[0].dtype), ErrorKind::dtype);
+  require_same_dtype(in, 0, 1);
+  require_same_dtype(in, 0, 2);
+  const size_t rank = q.size();
+  if (!(q.back() == k.back())) throw InferError("q " + str(q) + " and k " + str(k) + " differ in the embedding dim E");
+  if (!(k[rank - 2] == v[rank - 2]))
+    throw InferError("k " + str(k) + " and v " + str(v) + " differ in the source length S");
+  const Shape batch(q.begin(), q.end() - 2);
+  if (Shape(k.begin(), k.end() - 2) != batch || Shape(v.begin(), v.end() - 2) != batch)
+    throw InferError("q " + str(q) + ", k " + str(k) + " and v " + str(v) + " differ in their batch dims");
+  if (in.size() == 4) {
+    if (std::get<AttentionParams>(params).is_causal)
+      throw InferError("an attn_mask and is_causal exclude each other, as in torch");
+    if (in[3].dtype != DType::boolean && in[3].dtype != in[0].dtype)
+      throw InferError(std::string("attn_mask must be bool or q's dtype ") + dtype_name(in[0].dtype) + ", got " +
+                           dtype_name(in[3].dtype),
+                       ErrorKind::dtype);
+    Shape scores = batch;
+    scores.push_back(q[rank - 2]);
+    scores.push_back(k[rank - 2]);
+    if (broadcast_shapes(in[3].shape, scores) != scores)
+      throw InferError("attn_mask " + str(in[3].shape) + " does not broadcast to the scores " + str(scores));
+  }
+  Shape out = batch;
+  out.push_back(q[rank - 2]);
+  out.push_back(v.back());
+  return {tensor_of(in[0].dtype, out)};
+}
+
+// A symbolic axis leaves k <= size to the kernel, which checks it on every call.
+Types topk(In in, const OpParams& params) {
+  const auto& p = std::get<TopkParams>(params);
+  Shape out = in[0].shape;
+  const Dim& size = out[size_t(p.axis)];
+  if (size.is_static() && p.k > size.size())
+    throw InferError("k " + std::to_string(p.k) + " is larger than axis " + std::to_string(p.axis) + " of " +
+                     str(in[0].shape));
+  out[size_t(p.axis)] = Dim(p.k);
+  return {tensor_of(in[0].dtype, out), tensor_of(DType::i64, out)};
+}
+
 Types constant(In, const OpParams& params) {
   const Tensor& t = std::get<ConstantParams>(params).value;
   return {tensor_of(t.dtype(), t.shape())};

@@ -42,6 +42,8 @@ Types constant(In in, const OpParams& params);
 Types full(In in, const OpParams& params);
 Types arange(In in, const OpParams& params);
 Types buffer_store(In in, const OpParams& params);
+Types attention(In in, const OpParams& params);
+Types topk(In in, const OpParams& params);
 
 // The output size of a sliding window (conv2d, pools) over `size` elements; InferError when the
 // window does not fit, SizeError when the padded size overflows. The interpreter checks its

@@ -2,9 +2,12 @@
 #include "ir/ops.hpp"
 #include "ir/shape_inference.hpp"
 #include "trace/builder.hpp"
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <kiln/dtype_promotion.hpp>
 #include <kiln/functional.hpp>
+#include <map>
 #include <optional>
 
 namespace kiln::F {
@@ -189,6 +192,11 @@ Tensor argmin(const Tensor& x, int64_t axis, bool keepdims, Loc loc) {
 Tensor cumsum(const Tensor& x, int64_t axis, Loc loc) {
   return apply1(OpKind::cumsum, {x}, encode_params(ir::AxisParams{axis}), loc);
 }
+std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t axis, bool largest, bool sorted, Loc loc) {
+  std::vector<Tensor> results =
+      trace::apply(OpKind::topk, {x}, encode_params(ir::TopkParams{k, axis, largest, sorted}), loc);
+  return {results.at(0), results.at(1)};
+}
 Tensor tril(const Tensor& x, int64_t diagonal, Loc loc) {
   return apply1(OpKind::tril, {x}, encode_params(ir::DiagonalParams{diagonal}), loc);
 }
@@ -268,6 +276,12 @@ Tensor matmul(const Tensor& a, const Tensor& b, Loc loc) { return apply1(OpKind:
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Loc loc) {
   Tensor y = matmul(x, transpose(weight, -1, -2, loc), loc);
   return bias.defined() ? add(y, bias, loc) : y;
+}
+
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
+                                    bool is_causal, std::optional<double> scale, Loc loc) {
+  return apply1(OpKind::scaled_dot_product_attention, defined_only({q, k, v, attn_mask}),
+                encode_params(ir::AttentionParams{is_causal, scale}), loc);
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o, Loc loc) {
