@@ -1,5 +1,4 @@
 #include "nn/init.hpp"
-#include <cmath>
 #include <kiln/nn.hpp>
 
 namespace kiln::nn {
@@ -51,9 +50,8 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
   const Tensor q = split_heads(project(batch_major(query), 0));
   const Tensor k = split_heads(project(batch_major(key), 1));
   const Tensor v = split_heads(project(batch_major(value), 2));
-  const double scale = 1.0 / std::sqrt(double(embed_dim_ / num_heads_));
-  const Tensor weights = F::softmax(F::matmul(q, k.transpose(2, 3)) * scale, -1);
-  const Tensor context = F::matmul(weights, v).transpose(1, 2); // [batch, seq, heads, head_dim]
+  // One op, so the JIT runs it fused, blockwise, without the [seq, seq] weights of every head.
+  const Tensor context = F::scaled_dot_product_attention(q, k, v).transpose(1, 2); // [batch, seq, heads, head_dim]
   const Shape& shape = context.shape();
   const Tensor output = (*out_proj_)(context.reshape({shape[0], shape[1], embed_dim_}));
   return batch_first_ ? output : output.transpose(0, 1);
