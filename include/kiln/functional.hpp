@@ -199,6 +199,19 @@ Tensor flatten(const Tensor& x, int64_t start_axis = 1, Loc loc = Loc::current()
 Tensor gather(const Tensor& data, const Tensor& indices, int64_t axis, Loc loc = Loc::current());
 // pads: [lo0, hi0, lo1, hi1, ...] one pair per axis.
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value = 0.0, Loc loc = Loc::current());
+// torch.nn.functional.embedding: the rows of weight [rows, D] the i32/i64 indices pick, shaped
+// indices.shape + [D]. Written onto kiln.gather along axis 0 at trace time, which picks the same
+// rows (no op of its own). Concrete indices must lie in [0, rows), as torch asks; in a staged
+// graph gather's rule applies: a negative index counts from the end, one beyond it is an error.
+Tensor embedding(const Tensor& indices, const Tensor& weight, Loc loc = Loc::current());
+// torch.Tensor.expand: x broadcast to sizes, where -1 keeps x's dim and extra leading sizes add
+// dims (never -1). Written onto kiln.broadcast_to at trace time, which has torch's semantics.
+Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes, Loc loc = Loc::current());
+// torch.einsum for one or two operands: letters name axes, "->" the output (implicit: the letters
+// seen once, sorted); letters of both operands missing from the output are summed. Decomposed at
+// trace time into kiln.reduce_sum, transpose, reshape and one batched matmul. No "..." and no
+// letter twice in one operand (diagonals): kiln::Error(spec) naming the position.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, Loc loc = Loc::current());
 
 // Creation.
 Tensor constant(const Tensor& value, Loc loc = Loc::current());

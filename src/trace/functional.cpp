@@ -470,6 +470,206 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value, Loc 
   return apply1(OpKind::pad, {x}, encode_params(ir::PadParams{pads, value}), loc);
 }
 
+static std::string place(const char* op, Loc loc) {
+  return std::string("kiln.") + op + " at " + trace::to_source_loc(loc).to_string() + ": ";
+}
+
+Tensor embedding(const Tensor& indices, const Tensor& weight, Loc loc) {
+  const std::string where = place("embedding", loc);
+  if (weight.rank() != 2)
+    throw Error(ErrorKind::shape, where + "weight must be [rows, D], got " + shape_to_string(weight.shape()));
+  const Dim& rows = weight.shape()[0];
+  if (indices.is_concrete() && rows.is_static() && (indices.dtype() == DType::i32 || indices.dtype() == DType::i64)) {
+    const Tensor wide = indices.cast(DType::i64);
+    for (int64_t i = 0; i < wide.numel(); ++i) {
+      const int64_t index = wide.data<int64_t>()[i];
+      if (index < 0 || index >= rows.size())
+        throw Error(ErrorKind::shape, where + "index " + std::to_string(index) + " (element " + std::to_string(i) +
+                                          ") is out of range for " + std::to_string(rows.size()) + " rows");
+    }
+  }
+  return gather(weight, indices, 0, loc);
+}
+
+Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes, Loc loc) {
+  const std::string where = place("expand", loc);
+  const size_t rank = size_t(x.rank());
+  if (sizes.size() < rank)
+    throw Error(ErrorKind::shape, where + std::to_string(sizes.size()) + " sizes for " + shape_to_string(x.shape()) +
+                                      ", which has " + std::to_string(rank) + " dims");
+  const size_t lead = sizes.size() - rank;
+  Shape target;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::string size = std::to_string(sizes[i]);
+    if (i < lead && sizes[i] < 0)
+      throw Error(ErrorKind::shape,
+                  where + "size " + size + " of new leading dim " + std::to_string(i) + " must be >= 0");
+    if (i < lead) {
+      target.push_back(Dim(sizes[i]));
+      continue;
+    }
+    const Dim& d = x.shape()[i - lead];
+    if (sizes[i] < -1) throw Error(ErrorKind::shape, where + "size " + size + " must be >= 0 or -1 (keep)");
+    if (d.is_static() && sizes[i] != -1 && d.size() != 1 && d.size() != sizes[i])
+      throw Error(ErrorKind::shape, where + "dim " + std::to_string(i - lead) + " of " + shape_to_string(x.shape()) +
+                                        " is neither 1 nor " + size);
+    target.push_back(sizes[i] == -1 ? d : Dim(sizes[i]));
+  }
+  return broadcast_to(x, target, loc);
+}
+
+namespace {
+
+// An einsum equation read: each operand's letters, the output's, and where each letter was written.
+struct EinsumEquation {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+[[noreturn]] void einsum_error(const std::string& where, const std::string& equation, size_t position,
+                               const std::string& what) {
+  throw Error(ErrorKind::spec, where + what + " at position " + std::to_string(position) + " of \"" + equation + "\"");
+}
+
+// Letters, ',' between operands, one "->" before the output; spaces are skipped, as torch does.
+EinsumEquation parse_einsum(const std::string& equation, const std::string& where) {
+  EinsumEquation parsed{{""}, ""};
+  bool explicit_output = false;
+  std::vector<size_t> positions(128, 0);
+  for (size_t i = 0; i < equation.size(); ++i) {
+    const char c = equation[i];
+    if (c == ' ') continue;
+    std::string& letters = explicit_output ? parsed.output : parsed.inputs.back();
+    if (std::isalpha(static_cast<unsigned char>(c))) {
+      if (letters.find(c) != std::string::npos)
+        einsum_error(where, equation, i,
+                     std::string("'") + c + "' repeats in " + (explicit_output ? "the output" : "one operand") +
+                         (explicit_output ? "" : " (diagonals are not supported)"));
+      letters += c;
+      positions[size_t(c)] = i;
+      continue;
+    }
+    if (c == ',' && !explicit_output) {
+      parsed.inputs.emplace_back();
+      continue;
+    }
+    if (c == '-' && !explicit_output && i + 1 < equation.size() && equation[i + 1] == '>') {
+      explicit_output = true;
+      ++i;
+      continue;
+    }
+    if (c == '.') einsum_error(where, equation, i, "'...' (ellipsis) is not supported");
+    einsum_error(where, equation, i, std::string("unexpected '") + c + "'");
+  }
+  std::string all;
+  for (const std::string& letters : parsed.inputs)
+    all += letters;
+  for (char c : parsed.output)
+    if (all.find(c) == std::string::npos)
+      einsum_error(where, equation, positions[size_t(c)], std::string("output letter '") + c + "' is in no operand");
+  if (explicit_output) return parsed;
+  for (char c : all)
+    if (std::count(all.begin(), all.end(), c) == 1) parsed.output += c;
+  std::sort(parsed.output.begin(), parsed.output.end());
+  return parsed;
+}
+
+bool has(const std::string& letters, char c) { return letters.find(c) != std::string::npos; }
+
+// The product of the dims of `letters`, one Dim: a symbolic dim only alone.
+Dim merged_dim(const std::string& letters, const std::map<char, Dim>& dims, const std::string& where) {
+  if (letters.size() == 1) return dims.at(letters[0]);
+  int64_t product = 1;
+  for (char c : letters) {
+    const Dim& d = dims.at(c);
+    if (d.is_symbolic())
+      throw Error(ErrorKind::shape, where + "symbolic dim '" + d.name() + "' of '" + c + "' cannot merge with others");
+    product *= d.size();
+  }
+  return Dim(product);
+}
+
+// x's axes (named by `from`) in the order of `to`; no op when it is already.
+Tensor permuted(const Tensor& x, const std::string& from, const std::string& to, Loc loc) {
+  if (from == to) return x;
+  std::vector<int64_t> perm;
+  for (char c : to)
+    perm.push_back(int64_t(from.find(c)));
+  return permute(x, perm, loc);
+}
+
+Tensor reshaped(const Tensor& x, const Shape& shape, Loc loc) {
+  return x.shape() == shape ? x : reshape(x, shape, loc);
+}
+
+// Sums the axes whose letters neither the output nor the other operand has.
+Tensor sum_private(const Tensor& x, std::string& letters, const std::string& keep, Loc loc) {
+  std::vector<int64_t> axes;
+  std::string kept;
+  for (size_t a = 0; a < letters.size(); ++a) {
+    if (has(keep, letters[a]))
+      kept += letters[a];
+    else
+      axes.push_back(int64_t(a));
+  }
+  letters = kept;
+  return axes.empty() ? x : sum(x, axes, false, loc);
+}
+
+} // namespace
+
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, Loc loc) {
+  const std::string where = place("einsum", loc);
+  EinsumEquation eq = parse_einsum(equation, where);
+  if (eq.inputs.size() != operands.size())
+    throw Error(ErrorKind::spec, where + "\"" + equation + "\" names " + std::to_string(eq.inputs.size()) +
+                                     " operands, got " + std::to_string(operands.size()));
+  if (operands.empty() || operands.size() > 2)
+    throw Error(ErrorKind::spec, where + "one or two operands are supported, got " + std::to_string(operands.size()));
+  std::map<char, Dim> dims;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string& letters = eq.inputs[i];
+    if (operands[i].rank() != int64_t(letters.size()))
+      throw Error(ErrorKind::shape, where + "operand " + std::to_string(i) + " " +
+                                        shape_to_string(operands[i].shape()) + " has " +
+                                        std::to_string(operands[i].rank()) + " dims, \"" + letters + "\" names " +
+                                        std::to_string(letters.size()));
+    for (size_t a = 0; a < letters.size(); ++a) {
+      const Dim& d = operands[i].shape()[a];
+      const auto [it, added] = dims.emplace(letters[a], d);
+      if (!added && !(it->second == d))
+        throw Error(ErrorKind::shape, where + "'" + letters[a] + "' is " + it->second.to_string() + " and " +
+                                          d.to_string() + " in different operands");
+    }
+  }
+  std::string la = eq.inputs[0];
+  if (operands.size() == 1) return permuted(sum_private(operands[0], la, eq.output, loc), la, eq.output, loc);
+  std::string lb = eq.inputs[1];
+  const Tensor a = sum_private(operands[0], la, eq.output + lb, loc);
+  const Tensor b = sum_private(operands[1], lb, eq.output + la, loc);
+  std::string batch, contracted, a_free, b_free;
+  for (char c : eq.output)
+    if (has(la, c) && has(lb, c)) batch += c;
+  for (char c : la) {
+    if (has(lb, c) && !has(eq.output, c)) contracted += c;
+    if (!has(lb, c)) a_free += c;
+  }
+  for (char c : lb)
+    if (!has(la, c)) b_free += c;
+  auto size_of = [&](const std::string& letters) {
+    return letters.empty() ? Dim(1) : merged_dim(letters, dims, where);
+  };
+  const Shape a_shape{size_of(batch), size_of(a_free), size_of(contracted)};
+  const Shape b_shape{size_of(batch), size_of(contracted), size_of(b_free)};
+  const Tensor product = matmul(reshaped(permuted(a, la, batch + a_free + contracted, loc), a_shape, loc),
+                                reshaped(permuted(b, lb, batch + contracted + b_free, loc), b_shape, loc), loc);
+  const std::string result = batch + a_free + b_free;
+  Shape result_shape;
+  for (char c : result)
+    result_shape.push_back(dims.at(c));
+  return permuted(reshaped(product, result_shape, loc), result, eq.output, loc);
+}
+
 Tensor constant(const Tensor& value, Loc loc) {
   if (!value.is_concrete()) return value;
   if (!trace::current_builder()) return value;
