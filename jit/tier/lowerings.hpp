@@ -22,7 +22,7 @@ extern const Implementation kDnnlReduction;
 extern const Implementation kDnnlAdaptivePool2d;
 // conv_transpose2d with a constant weight, reordered once.
 extern const Implementation kDnnlDeconv2d;
-extern const Implementation kXbyakRegion; // the run of elementwise ops starting at the op
+extern const Implementation kXbyakRegion;    // the run of elementwise ops starting at the op
 extern const Implementation kFusedAttention; // blocks of query rows: matmul, softmax in place, matmul
 
 // What a lowering would build for an op, or why it cannot take it.
