@@ -62,6 +62,21 @@ private:
   std::unique_ptr<State> state_;
 };
 
+// While one is alive, ops this thread stages or runs record `file:line:column` instead of their
+// C++ caller's line: front ends in other languages (kiln's Python package) set it to their user's
+// line around each op. Nests; restores the previous one when destroyed.
+class ScopedSourceLocation {
+public:
+  ScopedSourceLocation(std::string file, uint32_t line, uint32_t column);
+  ~ScopedSourceLocation();
+  ScopedSourceLocation(const ScopedSourceLocation&) = delete;
+  ScopedSourceLocation& operator=(const ScopedSourceLocation&) = delete;
+
+private:
+  struct Saved;
+  std::unique_ptr<Saved> saved_;
+};
+
 template <class T> struct is_live_tensor : std::is_same<std::decay_t<T>, Tensor> {};
 
 // A traced function's result; functions returning void (buffer stores only) give an empty tuple.

@@ -43,7 +43,12 @@ std::shared_ptr<FunctionBuilder> current_builder() {
   return stack.empty() ? nullptr : stack.back();
 }
 
+namespace {
+thread_local const ir::SourceLoc* source_override = nullptr;
+} // namespace
+
 ir::SourceLoc to_source_loc(const std::source_location& loc) {
+  if (source_override) return *source_override;
   return {std::filesystem::path(loc.file_name()).filename().string(), uint32_t(loc.line()), uint32_t(loc.column())};
 }
 
@@ -100,3 +105,19 @@ Tensor apply1(ir::OpKind kind, const std::vector<Tensor>& operands, ir::Attrs at
 }
 
 } // namespace kiln::trace
+
+namespace kiln::detail {
+
+struct ScopedSourceLocation::Saved {
+  ir::SourceLoc loc;
+  const ir::SourceLoc* previous;
+};
+
+ScopedSourceLocation::ScopedSourceLocation(std::string file, uint32_t line, uint32_t column)
+    : saved_(std::make_unique<Saved>(Saved{{std::move(file), line, column}, trace::source_override})) {
+  trace::source_override = &saved_->loc;
+}
+
+ScopedSourceLocation::~ScopedSourceLocation() { trace::source_override = saved_->previous; }
+
+} // namespace kiln::detail
