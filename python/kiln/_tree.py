@@ -1,0 +1,174 @@
+"""Spec, argument and result trees, flattened the way the C++ front end flattens them.
+
+Leaves are named by argument position, then list index or dict key ("0", "1.lo"); dict keys are
+visited in sorted order, as std::map visits them. Scalars and strings are baked into the graph and
+checked again at each call.
+"""
+
+from . import _kiln
+
+
+def error(kind, message):
+    """A kiln.Error of `kind` ("spec", "shape", ...), worded as the C++ errors are."""
+    e = _kiln.Error(f"{kind} error: {message}")
+    e.kind = kind
+    return e
+
+
+class Slot:
+    """Where output number `index` goes in a result template."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _is_tensor_like(value):
+    return isinstance(value, _kiln.Tensor) or hasattr(value, "__dlpack__")
+
+
+def _baked(value):
+    return f"{type(value).__name__}:{value!r}"
+
+
+def _children(value, path):
+    if isinstance(value, (list, tuple)):
+        return [(f"{path}.{i}", v) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise error("spec", f"argument {path}: dict keys must be strings, got {type(key).__name__}")
+        return [(f"{path}.{key}", value[key]) for key in sorted(value)]
+    return None
+
+
+def _same_container(container, items):
+    if isinstance(container, dict):
+        return dict(zip(sorted(container), items))
+    if isinstance(container, tuple) and hasattr(container, "_fields"):  # a namedtuple
+        return type(container)(*items)
+    return type(container)(items)
+
+
+def flatten_specs(specs):
+    leaves = []
+
+    def visit(spec, path):
+        if isinstance(spec, _kiln.BufferLayout):
+            leaves.append(_kiln.TreeLeaf(path, "buffer", spec))
+        elif isinstance(spec, _kiln.TensorLayout):
+            leaves.append(_kiln.TreeLeaf(path, "tensor", spec))
+        elif _is_tensor_like(spec):
+            raise error("spec", f"argument {path}: a live Tensor cannot be a spec: pass tensor.layout "
+                                "(a TensorLayout) instead")
+        elif isinstance(spec, (bool, int, float, str)):
+            leaves.append(_kiln.TreeLeaf(path, "baked", None, _baked(spec)))
+        else:
+            children = _children(spec, path)
+            if children is None:
+                raise error("spec", f"argument {path}: specs are TensorLayout, BufferLayout, numbers, strings "
+                                    f"or lists, tuples and dicts of them, got {type(spec).__name__}")
+            for child_path, child in children:
+                visit(child, child_path)
+
+    for position, spec in enumerate(specs):
+        visit(spec, str(position))
+    return leaves
+
+
+def build_traced(specs, tensors):
+    """The specs with each layout replaced by its traced tensor, in flatten order."""
+    remaining = iter(tensors)
+
+    def build(spec, path):
+        if isinstance(spec, _kiln.TensorLayout):
+            return next(remaining)
+        if isinstance(spec, (bool, int, float, str)):
+            return spec
+        children = _children(spec, path)
+        return _same_container(spec, [build(child, child_path) for child_path, child in children])
+
+    return [build(spec, str(position)) for position, spec in enumerate(specs)]
+
+
+def flatten_args(args):
+    leaves, tensors = [], []
+
+    def visit(arg, path):
+        if _is_tensor_like(arg):
+            tensor = _kiln.Tensor(arg)
+            leaves.append(_kiln.TreeLeaf(path, "tensor", tensor.layout))
+            tensors.append(tensor)
+        elif isinstance(arg, (bool, int, float, str)):
+            leaves.append(_kiln.TreeLeaf(path, "baked", None, _baked(arg)))
+        else:
+            children = _children(arg, path)
+            if children is None:
+                raise error("spec", f"argument {path}: expected tensors, numbers, strings or lists, tuples "
+                                    f"and dicts of them, got {type(arg).__name__}")
+            for child_path, child in children:
+                visit(child, child_path)
+
+    for position, arg in enumerate(args):
+        visit(arg, str(position))
+    return leaves, tensors
+
+
+def specs_from_args(args, layouts):
+    """The call's arguments with each tensor replaced by the layout to trace it with."""
+    remaining = iter(layouts)
+
+    def spec(arg, path):
+        if _is_tensor_like(arg):
+            return next(remaining)
+        if isinstance(arg, (bool, int, float, str)):
+            return arg
+        children = _children(arg, path)
+        return _same_container(arg, [spec(child, child_path) for child_path, child in children])
+
+    return [spec(arg, str(position)) for position, arg in enumerate(args)]
+
+
+def flatten_result(result):
+    """The result's tensors in order, and a template with a Slot where each one goes."""
+    outputs = []
+
+    def visit(value):
+        if isinstance(value, _kiln.Tensor):
+            outputs.append(value)
+            return Slot(len(outputs) - 1)
+        if value is None:
+            return None
+        if isinstance(value, (list, tuple)):
+            return _same_container(value, [visit(v) for v in value])
+        if isinstance(value, dict):
+            return {key: visit(v) for key, v in value.items()}
+        raise error("spec", f"a traced function returns tensors or lists, tuples and dicts of them, "
+                            f"got {type(value).__name__}")
+
+    return outputs, visit(result)
+
+
+def rebuild(template, outputs):
+    if isinstance(template, Slot):
+        return outputs[template.index]
+    if template is None:
+        return None
+    if isinstance(template, (list, tuple)):
+        return _same_container(template, [rebuild(t, outputs) for t in template])
+    return {key: rebuild(t, outputs) for key, t in template.items()}
+
+
+def trace(fn, specs, name="", allow_subgraphs=True, custom_extensions=()):
+    """Traces fn over the specs: (module, spec leaves, result template)."""
+    leaves = flatten_specs(specs)
+    session = _kiln._TraceSession(name, allow_subgraphs, list(custom_extensions))
+    try:
+        args = build_traced(specs, session.add_inputs(leaves))
+        outputs, template = flatten_result(fn(*args))
+        module = session.finish(outputs)
+    except BaseException:
+        session.abort()
+        raise
+    return module, leaves, template
