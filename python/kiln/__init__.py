@@ -13,9 +13,10 @@ from . import functional
 from . import compilation
 from ._jit import CompiledModule, JitFunction, compile
 from . import nn
+from . import debug
 
 _kiln._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
-__all__ = ["CPU", "BufferLayout", "CompiledModule", "Device", "Dim", "DType", "Error", "JitFunction", "Session",
+__all__ = ["CPU", "BufferLayout", "CompiledModule", "Device", "Dim", "DType", "Error", "JitFunction", "debug", "Session",
            "StagedGraph", "Tensor", "TensorLayout", "compilation", "compile", "from_dlpack", "functional",
            "load_npy", "load_safetensors", "load_staged", "nn", "parse_staged", "save_npy", "save_safetensors"]

@@ -4,6 +4,7 @@ from enum import Enum
 from . import compilation as compilation
 from . import functional as functional
 from . import nn as nn
+from . import debug as debug
 
 DimLike = Union[int, str, "Dim"]
 

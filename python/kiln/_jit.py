@@ -62,7 +62,7 @@ class JitFunction:
         return self._cache.insert(leaves, tensors, layouts, template, core, ms)
 
     def _traced(self, args, layouts):
-        specs = _tree.specs_from_args(args, layouts)
+        specs = _tree.replace_tensors(args, layouts)
         _tracing.depth = getattr(_tracing, "depth", 0) + 1
         try:
             return _tree.trace(self._fn, specs, self._name)

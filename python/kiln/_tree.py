@@ -115,9 +115,10 @@ def flatten_args(args):
     return leaves, tensors
 
 
-def specs_from_args(args, layouts):
-    """The call's arguments with each tensor replaced by the layout to trace it with."""
-    remaining = iter(layouts)
+def replace_tensors(args, replacements):
+    """The call's arguments with each tensor replaced by the next of `replacements` (the layouts to
+    trace it with, or a subgraph body's parameters)."""
+    remaining = iter(replacements)
 
     def spec(arg, path):
         if _is_tensor_like(arg):

@@ -39,5 +39,6 @@ void bind_tensor(py::module_& m);
 void bind_functional(py::module_& m);
 void bind_compile(py::module_& m);
 void bind_io(py::module_& m);
+void bind_debug(py::module_& m);
 
 } // namespace kiln::python

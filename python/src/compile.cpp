@@ -159,6 +159,32 @@ void bind_compile(py::module_& m) {
           "_module", [](const detail::CallableCore& c) { return std::const_pointer_cast<ir::Module>(c.module()); })
       .def_property_readonly("_leaves", &detail::CallableCore::spec);
 
+  // F.as_subgraph's steps (kiln/functional.py drives them as SubgraphCaller does in C++).
+  py::class_<detail::SubgraphBody>(m, "_SubgraphBody")
+      .def_readonly("function", &detail::SubgraphBody::function)
+      .def_property_readonly("result_template", [](const detail::SubgraphBody& b) {
+        return static_cast<const PyHeld*>(b.result_template.get())->value;
+      });
+  m.def("_subgraphs_enabled", &detail::subgraphs_enabled);
+  m.def("_subgraph_key", [](const std::string& name, const std::string& fn_id, const TreeLeaves& leaves) {
+    return detail::subgraph_key(name, fn_id.c_str(), leaves);
+  });
+  m.def(
+      "_find_subgraph", [](const std::string& key) { return detail::find_subgraph(key); },
+      py::return_value_policy::reference);
+  m.def("_begin_subgraph", &detail::begin_subgraph);
+  m.def(
+      "_end_subgraph",
+      [](const std::string& key, const std::vector<Tensor>& outputs, const py::object& result_template) {
+        return &detail::end_subgraph(key, outputs, std::make_shared<PyHeld>(PyHeld{result_template}));
+      },
+      py::return_value_policy::reference);
+  m.def("_abandon_subgraph", &detail::abandon_subgraph);
+  m.def("_emit_call", [](const std::string& function, const std::vector<Tensor>& args) {
+    PythonCallerLocation where;
+    return detail::emit_call(function, args, std::source_location::current());
+  });
+
   using Cache = detail::TraceCache;
   py::class_<Cache::Entry, std::shared_ptr<Cache::Entry>>(m, "_CacheEntry")
       .def_property_readonly("core", [](const Cache::Entry& e) { return e.core; })

@@ -9,5 +9,6 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::python::bind_functional(m);
   kiln::python::bind_compile(m);
   kiln::python::bind_io(m);
+  kiln::python::bind_debug(m);
   m.attr("has_jit") = bool(KILN_HAS_JIT);
 }

@@ -50,3 +50,13 @@ def test_buffer_store_writes_the_callers_buffer():
     target = np.zeros(3, np.float32)
     run(target, np.arange(3, dtype=np.float32))
     np.testing.assert_array_equal(target, [0, 2, 4])
+
+
+def test_as_subgraph_stages_one_private_function_called_twice():
+    block = F.as_subgraph("block", lambda x: F.relu(x) * 2.0)
+    spec = TensorLayout(DType.float32, [3], CPU())
+    text = str(compilation.stage(lambda x: block(block(x)))(spec))
+    assert text.count("func.func private @block") == 1
+    assert text.count("func.call @block(") == 2
+    run = compilation.compile(lambda x: block(block(x)))(spec)
+    np.testing.assert_array_equal(np.asarray(run(np.array([-1, 1, 2], np.float32))), [0, 4, 8])
