@@ -182,6 +182,80 @@ void bind_functional(py::module_& parent) {
       py::arg("x"), py::arg("kernel_size"), py::arg("stride") = py::none(), py::arg("padding") = 0,
       py::arg("count_include_pad") = false);
 
+  // The ops issue 14 added: attention, selection, lowerings and the vision ops.
+  m.def(
+      "scaled_dot_product_attention",
+      [](const Tensor& q, const Tensor& k, const Tensor& v, const OptionalTensor& mask, bool causal,
+         std::optional<double> scale) {
+        return LOCATED(F::scaled_dot_product_attention(q, k, v, or_undefined(mask), causal, scale));
+      },
+      py::arg("query"), py::arg("key"), py::arg("value"), py::arg("attn_mask") = py::none(),
+      py::arg("is_causal") = false, py::arg("scale") = py::none());
+  m.def(
+      "topk",
+      [](const Tensor& x, int64_t k, int64_t axis, bool largest, bool sorted) {
+        return LOCATED(F::topk(x, k, axis, largest, sorted));
+      },
+      py::arg("x"), py::arg("k"), py::arg("axis") = -1, py::arg("largest") = true, py::arg("sorted") = true);
+  m.def(
+      "embedding", [](const Tensor& i, const Tensor& w) { return LOCATED(F::embedding(i, w)); }, py::arg("indices"),
+      py::arg("weight"));
+  m.def(
+      "expand", [](const Tensor& x, const std::vector<int64_t>& s) { return LOCATED(F::expand(x, s)); }, py::arg("x"),
+      py::arg("sizes"));
+  m.def(
+      "einsum",
+      [](const std::string& equation, const py::args& operands) {
+        std::vector<Tensor> tensors;
+        for (const py::handle& o : operands)
+          tensors.push_back(tensor_from_py(o, "einsum operand"));
+        return LOCATED(F::einsum(equation, tensors));
+      },
+      py::arg("equation"));
+  m.def(
+      "group_norm",
+      [](const Tensor& x, int64_t groups, const OptionalTensor& w, const OptionalTensor& b, double eps) {
+        return LOCATED(F::group_norm(x, groups, or_undefined(w), or_undefined(b), eps));
+      },
+      py::arg("x"), py::arg("num_groups"), py::arg("weight") = py::none(), py::arg("bias") = py::none(),
+      py::arg("eps") = 1e-5);
+  m.def(
+      "instance_norm",
+      [](const Tensor& x, const OptionalTensor& w, const OptionalTensor& b, double eps) {
+        return LOCATED(F::instance_norm(x, or_undefined(w), or_undefined(b), eps));
+      },
+      py::arg("x"), py::arg("weight") = py::none(), py::arg("bias") = py::none(), py::arg("eps") = 1e-5);
+  m.def(
+      "adaptive_avg_pool2d",
+      [](const Tensor& x, const py::object& size) { return LOCATED(F::adaptive_avg_pool2d(x, pair_from_py(size))); },
+      py::arg("x"), py::arg("output_size"));
+  m.def(
+      "conv_transpose2d",
+      [](const Tensor& x, const Tensor& w, const OptionalTensor& b, const py::object& stride, const py::object& padding,
+         const py::object& output_padding, int64_t groups, const py::object& dilation) {
+        F::ConvTranspose2dOptions o{pair_from_py(stride), pair_from_py(padding), pair_from_py(output_padding), groups,
+                                    pair_from_py(dilation)};
+        return LOCATED(F::conv_transpose2d(x, w, or_undefined(b), o));
+      },
+      py::arg("x"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1, py::arg("padding") = 0,
+      py::arg("output_padding") = 0, py::arg("groups") = 1, py::arg("dilation") = 1);
+  m.def(
+      "interpolate",
+      [](const Tensor& x, const py::object& size, const py::object& scale_factor, const std::string& mode,
+         bool align_corners) {
+        F::InterpolateOptions o;
+        if (!size.is_none()) o.size = pair_from_py(size);
+        if (!scale_factor.is_none())
+          o.scale_factor = py::isinstance<py::sequence>(scale_factor)
+                               ? scale_factor.cast<std::vector<double>>()
+                               : std::vector<double>{scale_factor.cast<double>(), scale_factor.cast<double>()};
+        o.mode = mode;
+        o.align_corners = align_corners;
+        return LOCATED(F::interpolate(x, o));
+      },
+      py::arg("x"), py::arg("size") = py::none(), py::arg("scale_factor") = py::none(), py::arg("mode") = "nearest",
+      py::arg("align_corners") = false);
+
   m.def(
       "reshape", [](const Tensor& x, const py::object& s) { return LOCATED(F::reshape(x, shape_from_py(s))); },
       py::arg("x"), py::arg("shape"));
