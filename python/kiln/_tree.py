@@ -77,19 +77,25 @@ def flatten_specs(specs):
     return leaves
 
 
+def _replace_leaves(values, replacements, is_leaf):
+    """values with each leaf (is_leaf) replaced by the next of replacements, in flatten order;
+    numbers and strings stay, containers are rebuilt."""
+    remaining = iter(replacements)
+
+    def build(value, path):
+        if is_leaf(value):
+            return next(remaining)
+        if isinstance(value, (bool, int, float, str)):
+            return value
+        children = _children(value, path)
+        return _same_container(value, [build(child, child_path) for child_path, child in children])
+
+    return [build(value, str(position)) for position, value in enumerate(values)]
+
+
 def build_traced(specs, tensors):
     """The specs with each layout replaced by its traced tensor, in flatten order."""
-    remaining = iter(tensors)
-
-    def build(spec, path):
-        if isinstance(spec, _kiln.TensorLayout):
-            return next(remaining)
-        if isinstance(spec, (bool, int, float, str)):
-            return spec
-        children = _children(spec, path)
-        return _same_container(spec, [build(child, child_path) for child_path, child in children])
-
-    return [build(spec, str(position)) for position, spec in enumerate(specs)]
+    return _replace_leaves(specs, tensors, lambda spec: isinstance(spec, _kiln.TensorLayout))
 
 
 def flatten_args(args):
@@ -118,17 +124,7 @@ def flatten_args(args):
 def replace_tensors(args, replacements):
     """The call's arguments with each tensor replaced by the next of `replacements` (the layouts to
     trace it with, or a subgraph body's parameters)."""
-    remaining = iter(replacements)
-
-    def spec(arg, path):
-        if _is_tensor_like(arg):
-            return next(remaining)
-        if isinstance(arg, (bool, int, float, str)):
-            return arg
-        children = _children(arg, path)
-        return _same_container(arg, [spec(child, child_path) for child_path, child in children])
-
-    return [spec(arg, str(position)) for position, arg in enumerate(args)]
+    return _replace_leaves(args, replacements, _is_tensor_like)
 
 
 def flatten_result(result):
