@@ -6,7 +6,6 @@ import time
 
 from . import _kiln
 from . import _tree
-from .compilation import CompiledCallable
 
 _tracing = threading.local()
 
@@ -44,7 +43,8 @@ class JitFunction:
             self._cache.count_hit(entry)
         else:
             entry = self._trace(leaves, tensors, decision, args)
-        return CompiledCallable(entry.core, entry.result_template)(*args)
+        # The arguments are flattened once, for the cache and the call alike.
+        return _tree.rebuild(entry.result_template, entry.core.call(leaves, tensors))
 
     def _trace(self, leaves, tensors, decision, args):
         start = time.perf_counter()
