@@ -127,7 +127,15 @@ Dim Tensor::dim_of(int64_t axis) const {
     throw Error(ErrorKind::shape, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
   return shape()[size_t(axis < 0 ? axis + r : axis)];
 }
-int64_t Tensor::numel() const { return numel_of(dims()); }
+int64_t Tensor::numel() const {
+  // A concrete tensor's dims were checked when it was made; this way no vector is built, since
+  // numel is on every call's path (output checks and copies).
+  if (!is_concrete()) return numel_of(dims());
+  int64_t count = 1;
+  for (const Dim& d : shape())
+    count *= d.size();
+  return count;
+}
 size_t Tensor::nbytes() const { return size_t(numel()) * dtype_size(dtype()); }
 
 void* Tensor::raw_data() {
