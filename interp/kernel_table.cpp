@@ -75,7 +75,9 @@ exec::PreparedState prepare_kernel(const ir::Op& op, std::span<const exec::View>
 }
 
 size_t kernel_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs, std::span<const exec::View> outputs) {
-  if (op.kind == ir::OpKind::conv2d) return conv2d_scratch_bytes(exec::KernelArgs{op, inputs, outputs});
+  const exec::KernelArgs args{op, inputs, outputs};
+  if (op.kind == ir::OpKind::conv2d) return conv2d_scratch_bytes(args);
+  if (prepare_for(op.kind) == prepare_reduction) return reduction_scratch_bytes(args);
   return 0;
 }
 

@@ -13,7 +13,8 @@ exec::KernelPrepare prepare_for(ir::OpKind kind);
 // prepare. Every caller of a kernel runs this first and passes the state in KernelArgs::prepared.
 exec::PreparedState prepare_kernel(const ir::Op& op, std::span<const exec::View> inputs,
                                    std::span<const exec::View> outputs);
-// The working memory the kernel of `op` needs (exec::KernelScratch): conv2d's column buffers.
+// The working memory the kernel of `op` needs (exec::KernelScratch): conv2d's column buffers and
+// GEMM blocks, the reductions' accumulators.
 size_t kernel_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs, std::span<const exec::View> outputs);
 
 } // namespace kiln::interp

@@ -31,7 +31,9 @@ Prepare prepare_group_norm;
 Prepare prepare_conv_transpose2d;
 Prepare prepare_interpolate;
 
-// The scratch conv2d's column buffers take (kernel_scratch_bytes).
+// The scratch conv2d's column buffers and GEMM blocks take, and the reductions' accumulators
+// (kernel_scratch_bytes).
 size_t conv2d_scratch_bytes(const exec::KernelArgs& args);
+size_t reduction_scratch_bytes(const exec::KernelArgs& args); // reduce_sum, _mean, _max, _min, _prod
 
 } // namespace kiln::interp

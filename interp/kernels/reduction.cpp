@@ -154,22 +154,40 @@ ReducePlan reduce_plan(const KernelArgs& args) {
   return plan;
 }
 
-// Runs the plan's passes over x, the first from the input, into accumulators in result order.
+// The largest pass result: each of the two accumulator buffers the passes alternate between (in the
+// kernel's scratch, so a call allocates nothing) holds this many.
+int64_t pass_buffer_elements(std::span<const ReducePass> passes) {
+  int64_t most = 0;
+  for (const ReducePass& p : passes)
+    most = std::max(most, p.outer * p.inner);
+  return most;
+}
+
+constexpr size_t kAccumulatorBytes = 8; // double or int64_t
+
+size_t reduction_scratch_bytes(const ReducePlan& plan) {
+  return 2 * size_t(pass_buffer_elements(plan.passes)) * kAccumulatorBytes;
+}
+
+// Runs the plan's passes over x, the first from the input, into accumulators in result order: the
+// returned pointer into `scratch`.
 template <class E, class Acc, class Combine>
-std::vector<Acc> run_passes(const View& x, std::span<const ReducePass> passes, Combine combine) {
+const Acc* run_passes(const View& x, std::span<const ReducePass> passes, std::span<std::byte> scratch,
+                      Combine combine) {
   const auto* data = x.as<const typename E::Storage>();
-  std::vector<Acc> partial;
-  bool from_input = true;
-  for (const ReducePass& p : passes) {
-    std::vector<Acc> next(size_t(p.outer * p.inner));
-    if (from_input)
+  Acc* buffers[2] = {reinterpret_cast<Acc*>(scratch.data()),
+                     reinterpret_cast<Acc*>(scratch.data()) + pass_buffer_elements(passes)};
+  const Acc* partial = nullptr;
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const ReducePass& p = passes[i];
+    Acc* next = buffers[i % 2];
+    if (!partial)
       reduce_middle(
-          p.outer, p.middle, p.inner, [&](int64_t i) { return Acc(E::load(data[i])); }, combine, next.data());
+          p.outer, p.middle, p.inner, [&](int64_t j) { return Acc(E::load(data[j])); }, combine, next);
     else
       reduce_middle(
-          p.outer, p.middle, p.inner, [&](int64_t i) { return partial[size_t(i)]; }, combine, next.data());
-    partial = std::move(next);
-    from_input = false;
+          p.outer, p.middle, p.inner, [&](int64_t j) { return partial[j]; }, combine, next);
+    partial = next;
   }
   return partial;
 }
@@ -191,17 +209,22 @@ template <class E> void reduce_typed(const KernelArgs& args, const ReducePlan& p
   const View &x = args.inputs[0], &y = args.outputs[0];
   if (plan.empty_result) return;
   if (plan.empty_input) return reduce_empty<E>(args, kind);
-  std::vector<Acc> acc;
+  static_assert(sizeof(Acc) <= kAccumulatorBytes);
+  if (args.scratch.size() < reduction_scratch_bytes(plan))
+    throw Error(ErrorKind::internal, ir::op_place(args.op) + ": the reduction needs " +
+                                         std::to_string(reduction_scratch_bytes(plan)) +
+                                         " bytes of scratch, the plan gave " + std::to_string(args.scratch.size()));
+  const Acc* acc = nullptr;
   if (kind == Reduction::max)
-    acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return nan_max(a, b); });
+    acc = run_passes<E, Acc>(x, plan.passes, args.scratch, [](Acc a, Acc b) { return nan_max(a, b); });
   else if (kind == Reduction::min)
-    acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return nan_min(a, b); });
+    acc = run_passes<E, Acc>(x, plan.passes, args.scratch, [](Acc a, Acc b) { return nan_min(a, b); });
   else if (kind == Reduction::prod)
-    acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return wrapping_mul(a, b); });
+    acc = run_passes<E, Acc>(x, plan.passes, args.scratch, [](Acc a, Acc b) { return wrapping_mul(a, b); });
   else
-    acc = run_passes<E, Acc>(x, plan.passes, [](Acc a, Acc b) { return wrapping_add(a, b); });
+    acc = run_passes<E, Acc>(x, plan.passes, args.scratch, [](Acc a, Acc b) { return wrapping_add(a, b); });
   auto* out = y.as<typename E::Storage>();
-  for (size_t i = 0; i < acc.size(); ++i)
+  for (int64_t i = 0; i < y.numel(); ++i)
     out[i] = E::store(kind == Reduction::mean ? C(double(acc[i]) / plan.count) : C(acc[i]));
 }
 
@@ -274,6 +297,8 @@ void reduce_prod(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduct
 exec::PreparedState prepare_reduction(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
   return make_prepared(reduce_plan(KernelArgs{op, inputs, outputs}));
 }
+
+size_t reduction_scratch_bytes(const KernelArgs& args) { return reduction_scratch_bytes(reduce_plan(args)); }
 
 exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
   const View &x = inputs[0], &y = outputs[0];
