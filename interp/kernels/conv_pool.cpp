@@ -65,21 +65,37 @@ Window conv_window(const KernelArgs& args) {
 
 // conv2d's working memory: one im2col buffer per thread convolving images in parallel, or one;
 // none for a pointwise convolution, which reads the image as its own column matrix.
+// The scratch: `count` column buffers of `elements`, then (f32 GEMMs) one GEMM workspace of
+// `gemm_bytes` per buffer slot, from gemm_offset (64-byte aligned).
 struct ColumnBuffers {
   bool pointwise;
   bool tasks_in_parallel;
   int64_t elements; // per buffer
   int64_t count;
+  size_t gemm_offset = 0, gemm_bytes = 0;
+  size_t bytes() const { return gemm_offset + gemm_bytes * size_t(tasks_in_parallel ? exec::num_threads() : 1); }
 };
 
-ColumnBuffers column_buffers(const ConvShape& s, const Window& w) {
+GemmF32 conv_gemm_shape(const ConvShape& s, const Window& w, bool tasks_in_parallel) {
+  const int64_t patch = s.group_in() * w.kh * w.kw;
+  return GemmF32{
+      .m = s.group_out(), .n = s.out_plane(), .k = patch, .threads = tasks_in_parallel ? 1 : exec::num_threads()};
+}
+
+// `element`: the bytes of the type convolved (f16 and bf16 are convolved in f32, run_in_f32).
+ColumnBuffers column_buffers(const ConvShape& s, const Window& w, size_t element) {
   const int64_t patch = s.group_in() * w.kh * w.kw;
   const bool pointwise = w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.ph == 0 && w.pw == 0;
   const int64_t tasks = s.batch * s.groups;
   const bool tasks_in_parallel =
       tasks >= exec::num_threads() && exec::worth_parallel(tasks * s.group_out() * patch * s.out_plane());
-  return {pointwise, tasks_in_parallel, pointwise ? 0 : patch * s.out_plane(),
-          pointwise ? 0 : (tasks_in_parallel ? exec::num_threads() : 1)};
+  ColumnBuffers buffers{pointwise, tasks_in_parallel, pointwise ? 0 : patch * s.out_plane(),
+                        pointwise ? 0 : (tasks_in_parallel ? exec::num_threads() : 1)};
+  const int64_t column_bytes =
+      checked_mul(checked_mul(buffers.elements, buffers.count, "conv2d scratch"), int64_t(element), "conv2d scratch");
+  buffers.gemm_offset = (size_t(column_bytes) + 63) / 64 * 64;
+  if (element == sizeof(float)) buffers.gemm_bytes = gemm_workspace_bytes(conv_gemm_shape(s, w, tasks_in_parallel));
+  return buffers;
 }
 
 // col[(c, i, j), (oh, ow)] = x[c, oh*sh - ph + i*dh, ow*sw - pw + j*dw], zero in the padding: the
@@ -126,12 +142,11 @@ template <class T> void conv2d_typed(const KernelArgs& args, const ConvPlan& pla
   const int64_t patch = s.group_in() * w.kh * w.kw;
   const ColumnBuffers& buffers = plan.buffers;
   const bool pointwise = buffers.pointwise, tasks_in_parallel = buffers.tasks_in_parallel;
-  const size_t needed = size_t(buffers.elements * buffers.count) * sizeof(T);
+  const size_t needed = buffers.bytes();
   if (args.scratch.size() < needed)
     throw Error(ErrorKind::internal, ir::op_place(args.op) + ": conv2d needs " + std::to_string(needed) +
                                          " bytes of scratch, the plan gave " + std::to_string(args.scratch.size()));
   const int64_t tasks = s.batch * s.groups;
-  const int gemm_threads = tasks_in_parallel ? 1 : exec::num_threads();
   auto convolve = [&](int64_t task) {
     const int64_t n = task / s.groups, g = task % s.groups;
     const T* image = x + (n * s.channels + g * s.group_in()) * s.height * s.width;
@@ -143,16 +158,16 @@ template <class T> void conv2d_typed(const KernelArgs& args, const ConvPlan& pla
     const T* kernel = weight + g * s.group_out() * patch;
     Eigen::Map<Matrix> out(y + (n * s.out_channels + g * s.group_out()) * s.out_plane(), s.group_out(), s.out_plane());
     if constexpr (std::is_same_v<T, float>) {
-      gemm_f32(GemmF32{.a = kernel,
-                       .b = cols,
-                       .c = out.data(),
-                       .m = s.group_out(),
-                       .n = s.out_plane(),
-                       .k = patch,
-                       .lda = patch,
-                       .ldb = s.out_plane(),
-                       .ldc = s.out_plane(),
-                       .threads = gemm_threads});
+      std::byte* workspace = args.scratch.data() + buffers.gemm_offset +
+                             (tasks_in_parallel ? size_t(exec::thread_index()) : 0) * buffers.gemm_bytes;
+      GemmF32 gemm = conv_gemm_shape(s, w, tasks_in_parallel);
+      gemm.a = kernel;
+      gemm.b = cols;
+      gemm.c = out.data();
+      gemm.lda = patch;
+      gemm.ldb = gemm.ldc = s.out_plane();
+      gemm.workspace = buffers.gemm_bytes ? reinterpret_cast<float*>(workspace) : nullptr;
+      gemm_f32(gemm);
     } else {
       out.noalias() =
           Eigen::Map<const Matrix>(kernel, s.group_out(), patch) * Eigen::Map<const Matrix>(cols, patch, s.out_plane());
@@ -309,7 +324,8 @@ exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View>
   require_uniform_dtype(args);
   const Window w = conv_window(args);
   const ConvShape s = conv_shape(args, w, ir::params_of<ir::ConvParams>(op).groups);
-  return make_prepared(ConvPlan{w, s, column_buffers(s, w)});
+  const size_t element = inputs[0].dtype == DType::f64 ? sizeof(double) : sizeof(float);
+  return make_prepared(ConvPlan{w, s, column_buffers(s, w, element)});
 }
 
 exec::PreparedState prepare_pool2d(const ir::Op& op, std::span<const exec::View> inputs,
@@ -326,11 +342,8 @@ void conv2d(const KernelArgs& args) {
 
 size_t conv2d_scratch_bytes(const KernelArgs& args) {
   const Window w = conv_window(args);
-  const ColumnBuffers buffers = column_buffers(conv_shape(args, w, ir::params_of<ir::ConvParams>(args.op).groups), w);
-  // f16 and bf16 are convolved in f32 (run_in_f32).
   const size_t element = args.inputs[0].dtype == DType::f64 ? sizeof(double) : sizeof(float);
-  return size_t(
-      checked_mul(checked_mul(buffers.elements, buffers.count, "conv2d scratch"), int64_t(element), "conv2d scratch"));
+  return column_buffers(conv_shape(args, w, ir::params_of<ir::ConvParams>(args.op).groups), w, element).bytes();
 }
 
 exec::PreparedState prepare_adaptive_avg_pool2d(const ir::Op& op, std::span<const exec::View> inputs,

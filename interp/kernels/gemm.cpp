@@ -9,6 +9,7 @@
 namespace kiln::interp {
 
 void detail::gemm_f32_baseline(const GemmF32& gemm) { eigen_gemm(gemm); }
+int64_t detail::gemm_workspace_floats_baseline(const GemmF32& gemm) { return eigen_gemm_workspace_floats(gemm); }
 
 namespace {
 
@@ -17,6 +18,14 @@ void gemm_one_thread(const GemmF32& gemm) {
   if (exec::cpu_has_avx2_fma()) return detail::gemm_f32_avx2(gemm);
 #endif
   detail::gemm_f32_baseline(gemm);
+}
+
+// The blocking, and so the workspace, depends on the build's register blocks: ask the one that runs.
+int64_t workspace_floats_one_thread(const GemmF32& gemm) {
+#if KILN_HAS_AVX2_KERNELS
+  if (exec::cpu_has_avx2_fma()) return detail::gemm_workspace_floats_avx2(gemm);
+#endif
+  return detail::gemm_workspace_floats_baseline(gemm);
 }
 
 // Column blocks are multiples of this (a few of Eigen's register-block widths); rows split only
@@ -37,18 +46,44 @@ GemmF32 row_block(GemmF32 g, int64_t begin, int64_t end) {
   return g;
 }
 
-} // namespace
+// How gemm_f32 splits a product: `count` blocks of `step` columns (or rows) each, the last shorter.
+struct BlockSplit {
+  bool columns = false;
+  int64_t count = 1, step = 0;
+};
 
-void gemm_f32(const GemmF32& gemm) {
+BlockSplit block_split(const GemmF32& gemm) {
   const int64_t blocks = std::min<int64_t>(gemm.threads, 64);
   const bool split_columns = gemm.n >= 2 * kBlockAlign;
   const int64_t extent = split_columns ? gemm.n : gemm.m;
-  if (blocks <= 1 || extent < 2 * 8 || !exec::worth_parallel(gemm.m * gemm.n * gemm.k)) return gemm_one_thread(gemm);
+  if (blocks <= 1 || extent < 2 * 8 || !exec::worth_parallel(gemm.m * gemm.n * gemm.k)) return {};
   const int64_t align = split_columns ? kBlockAlign : 8;
   const int64_t step = ((extent + blocks - 1) / blocks + align - 1) / align * align; // blocks cover extent
-  exec::parallel_for(blocks, true, [&](int64_t block) {
-    const int64_t begin = std::min(extent, block * step), end = std::min(extent, begin + step);
-    if (begin < end) gemm_one_thread(split_columns ? column_block(gemm, begin, end) : row_block(gemm, begin, end));
+  return {split_columns, blocks, step};
+}
+
+} // namespace
+
+size_t gemm_workspace_bytes(const GemmF32& gemm) {
+  const BlockSplit split = block_split(gemm);
+  if (split.count == 1) return size_t(workspace_floats_one_thread(gemm)) * sizeof(float);
+  // Every block gets the workspace of the first, the largest.
+  const GemmF32 first = split.columns ? column_block(gemm, 0, std::min(gemm.n, split.step))
+                                      : row_block(gemm, 0, std::min(gemm.m, split.step));
+  return size_t(split.count * workspace_floats_one_thread(first)) * sizeof(float);
+}
+
+void gemm_f32(const GemmF32& gemm) {
+  const BlockSplit split = block_split(gemm);
+  if (split.count == 1) return gemm_one_thread(gemm);
+  const int64_t extent = split.columns ? gemm.n : gemm.m;
+  const int64_t block_floats = gemm.workspace ? int64_t(gemm_workspace_bytes(gemm) / sizeof(float)) / split.count : 0;
+  exec::parallel_for(split.count, true, [&](int64_t block) {
+    const int64_t begin = std::min(extent, block * split.step), end = std::min(extent, begin + split.step);
+    if (begin >= end) return;
+    GemmF32 part = split.columns ? column_block(gemm, begin, end) : row_block(gemm, begin, end);
+    if (gemm.workspace) part.workspace = gemm.workspace + block * block_floats;
+    gemm_one_thread(part);
   });
 }
 

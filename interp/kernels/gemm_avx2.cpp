@@ -8,3 +8,6 @@
 #include "interp/kernels/gemm_eigen.inc"
 
 void kiln::interp::detail::gemm_f32_avx2(const GemmF32& gemm) { eigen_gemm(gemm); }
+int64_t kiln::interp::detail::gemm_workspace_floats_avx2(const GemmF32& gemm) {
+  return eigen_gemm_workspace_floats(gemm);
+}
