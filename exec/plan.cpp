@@ -6,6 +6,7 @@
 #include "ir/passes/side_effects.hpp"
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace kiln::exec {
 
@@ -327,6 +328,22 @@ void ExecutionPlan::plan_outputs() {
     written[v] = written[v] || by_op;
     outputs_.push_back(OutputSlot{v, by_op});
   }
+}
+
+// Bound values counted once per storage: the weights by name, everything else bound as constants;
+// plus the weight copies the runners keep.
+runtime::ExecutableMemory ExecutionPlan::memory() const {
+  runtime::ExecutableMemory memory{.arena_bytes = arena_bytes_};
+  std::set<const void*> counted;
+  for (const ir::Op& op : graph_->ops)
+    for (ir::ValueId v : op.results) {
+      const ValuePlan& value = values_[v];
+      if (value.storage != Storage::bound || !counted.insert(value.bound.raw_data()).second) continue;
+      (op.kind == ir::OpKind::constant_external ? memory.weight_bytes : memory.constant_bytes) += value.bytes;
+    }
+  for (const PlanStep& step : steps_)
+    if (step.runner) memory.constant_bytes += step.runner->constant_bytes();
+  return memory;
 }
 
 } // namespace kiln::exec

@@ -113,6 +113,8 @@ public:
   const std::vector<ir::ValueId>& aliases() const { return aliases_; }
   // Peak bytes of one call's arena.
   size_t arena_bytes() const { return arena_bytes_; }
+  // The arena's peak and the bytes of the bound values and runners' copies of weights.
+  runtime::ExecutableMemory memory() const;
 
 private:
   void plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops);

@@ -6,10 +6,11 @@
 
 namespace kiln::exec {
 
-// Everything one call writes: the arena, the data pointer of every value and the op views. Reused
-// by later calls, so a warm call only fills in pointers.
+// Everything one call writes: the data pointer of every value and the op views, and the arena
+// unless the caller lends one. Reused by later calls, so a warm call only fills in pointers.
 struct PlanExecutable::CallState {
-  std::shared_ptr<void> arena;
+  std::shared_ptr<void> own_arena; // made at the first call that brings no arena of its own
+  std::byte* arena = nullptr;      // the arena value_data points into
   std::vector<void*> value_data;
   std::vector<View> views;
 };
@@ -75,12 +76,9 @@ std::map<std::string, int> PlanExecutable::ops_per_lowering() const {
 
 std::unique_ptr<PlanExecutable::CallState> PlanExecutable::make_state() const {
   auto state = std::make_unique<CallState>();
-  state->arena = detail::allocate_aligned(plan_.arena_bytes(), false);
-  auto* arena = static_cast<std::byte*>(state->arena.get());
   state->value_data.assign(plan_.values().size(), nullptr);
   for (size_t v = 0; v < plan_.values().size(); ++v) {
     const ValuePlan& value = plan_.values()[v];
-    if (value.storage == Storage::arena) state->value_data[v] = arena + value.arena_offset;
     // Kernels take inputs through non-const views; bound values are only ever read.
     if (value.storage == Storage::bound) state->value_data[v] = const_cast<void*>(value.bound.raw_data());
   }
@@ -88,22 +86,37 @@ std::unique_ptr<PlanExecutable::CallState> PlanExecutable::make_state() const {
   return state;
 }
 
-void PlanExecutable::bind_call(CallState& state, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) const {
+std::byte* PlanExecutable::call_arena(CallState& state, std::span<std::byte> lent) const {
+  if (lent.empty()) {
+    if (!state.own_arena) state.own_arena = detail::allocate_aligned(plan_.arena_bytes(), false);
+    return static_cast<std::byte*>(state.own_arena.get());
+  }
+  if (lent.size() < plan_.arena_bytes())
+    throw Error(ErrorKind::spec, "@" + plan_.graph().name + " needs an arena of " +
+                                     std::to_string(plan_.arena_bytes()) + " bytes, the caller's holds " +
+                                     std::to_string(lent.size()));
+  if (reinterpret_cast<uintptr_t>(lent.data()) % kArenaAlignment != 0)
+    throw Error(ErrorKind::spec, "the caller's arena must be aligned to " + std::to_string(kArenaAlignment) + " bytes");
+  return lent.data();
+}
+
+void PlanExecutable::bind_call(CallState& state, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                               std::span<std::byte> lent_arena) const {
   const ir::Function& fn = plan_.graph();
-  if (inputs.size() != fn.args.size())
+  if (inputs.size() != fn.args.size() || outputs.size() != plan_.outputs().size())
     throw Error(ErrorKind::spec, "interpreter run of @" + fn.name + ": expected " + std::to_string(fn.args.size()) +
-                                     " inputs, got " + std::to_string(inputs.size()));
+                                     " inputs and " + std::to_string(plan_.outputs().size()) + " outputs, got " +
+                                     std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
+  if (std::byte* arena = call_arena(state, lent_arena); arena != state.arena) {
+    state.arena = arena;
+    for (size_t v = 0; v < plan_.values().size(); ++v)
+      if (plan_.values()[v].storage == Storage::arena) state.value_data[v] = arena + plan_.values()[v].arena_offset;
+  }
   // Arguments are read through the caller's memory; buffer arguments are also written through it.
   for (size_t i = 0; i < inputs.size(); ++i)
     state.value_data[fn.args[i]] = const_cast<void*>(inputs[i].raw_data());
-  outputs.resize(plan_.outputs().size());
-  for (size_t i = 0; i < plan_.outputs().size(); ++i) {
-    const OutputSlot& slot = plan_.outputs()[i];
-    if (!slot.written_by_op) continue;
-    const ValuePlan& value = plan_.values()[slot.value];
-    outputs[i] = Tensor::empty(value.dims, value.dtype);
-    state.value_data[slot.value] = outputs[i].raw_data();
-  }
+  for (size_t i = 0; i < plan_.outputs().size(); ++i)
+    if (plan_.outputs()[i].written_by_op) state.value_data[plan_.outputs()[i].value] = outputs[i].raw_data();
   for (ir::ValueId v : plan_.aliases())
     state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
 }
@@ -123,7 +136,7 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
   if (hooks && (hooks->before || hooks->after)) hook_inputs = wrap_views(plan_, inputs, values.first(step.num_inputs));
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
 
-  const std::span scratch(static_cast<std::byte*>(state.arena.get()) + step.scratch_offset, step.scratch_bytes);
+  const std::span scratch(state.arena + step.scratch_offset, step.scratch_bytes);
   switch (step.kind) {
   case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs, scratch, step.prepared.get()}); break;
   case StepKind::buffer_store: {
@@ -145,21 +158,19 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
           wrap_value(outputs[i].data, plan_.values()[values[step.num_inputs + i]]).clone();
 }
 
-void PlanExecutable::copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const {
+void PlanExecutable::copy_remaining_outputs(const CallState& state, std::span<Tensor> outputs) const {
   for (size_t i = 0; i < plan_.outputs().size(); ++i) {
     const OutputSlot& slot = plan_.outputs()[i];
-    if (slot.written_by_op) continue;
-    const ValuePlan& value = plan_.values()[slot.value];
-    outputs[i] = Tensor::empty(value.dims, value.dtype);
-    if (value.bytes) std::memcpy(outputs[i].raw_data(), state.value_data[slot.value], value.bytes);
+    const size_t bytes = plan_.values()[slot.value].bytes;
+    if (!slot.written_by_op && bytes) std::memcpy(outputs[i].raw_data(), state.value_data[slot.value], bytes);
   }
 }
 
-std::vector<Tensor> PlanExecutable::run(std::span<const Tensor> inputs, const runtime::RunOptions& options) const {
+void PlanExecutable::run_into(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                              const runtime::RunOptions& options) const {
   BorrowedState borrowed(*this);
   CallState& state = *borrowed;
-  std::vector<Tensor> outputs;
-  bind_call(state, inputs, outputs);
+  bind_call(state, inputs, outputs, options.arena);
   if (options.preserved) {
     options.preserved->assign(plan_.values().size(), Tensor());
     for (ir::ValueId v : plan_.graph().args)
@@ -168,7 +179,6 @@ std::vector<Tensor> PlanExecutable::run(std::span<const Tensor> inputs, const ru
   for (size_t i = 0; i < plan_.steps().size(); ++i)
     run_step(state, plan_.steps()[i], i, options);
   copy_remaining_outputs(state, outputs);
-  return outputs;
 }
 
 } // namespace kiln::exec

@@ -19,17 +19,18 @@ struct ExecutableOptions {
 // Runs an ExecutionPlan step by step: kernels and runners the interpreter's lists chose, and the
 // steps a tier lowered. The executable of both tiers: interp/interpreter_tier.cpp registers it as
 // the tier "interp", the JIT builds it over its partition. run() may be called from many threads
-// at once: each call borrows an arena (and its per-call views) from a pool, so a warm call
-// allocates only the tensors it returns.
+// at once: each call borrows its per-call views and an arena from a pool (or uses the arena the
+// caller lends in RunOptions), so a warm run_into allocates nothing.
 class PlanExecutable final : public runtime::Executable {
 public:
   PlanExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
                  ExecutableOptions options = {});
   ~PlanExecutable() override;
 
-  std::vector<Tensor> run(std::span<const Tensor> inputs, const runtime::RunOptions& options) const override;
+  void run_into(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                const runtime::RunOptions& options) const override;
   std::string_view tier() const override { return tier_; }
-  size_t arena_bytes() const override { return plan_.arena_bytes(); }
+  runtime::ExecutableMemory memory() const override { return plan_.memory(); }
   std::map<std::string, int> ops_per_lowering() const override;
   std::string step_implementation(size_t step) const override;
   const ir::Function& graph() const override { return plan_.graph(); }
@@ -40,9 +41,11 @@ private:
   class BorrowedState;
 
   std::unique_ptr<CallState> make_state() const;
-  void bind_call(CallState& state, std::span<const Tensor> inputs, std::vector<Tensor>& outputs) const;
+  std::byte* call_arena(CallState& state, std::span<std::byte> lent) const;
+  void bind_call(CallState& state, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                 std::span<std::byte> lent_arena) const;
   void run_step(CallState& state, const PlanStep& step, size_t index, const runtime::RunOptions& options) const;
-  void copy_remaining_outputs(const CallState& state, std::vector<Tensor>& outputs) const;
+  void copy_remaining_outputs(const CallState& state, std::span<Tensor> outputs) const;
 
   std::string tier_;
   bool check_numerics_; // KILN_DEBUG_NANS, read when the executable is built

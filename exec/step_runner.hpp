@@ -20,6 +20,8 @@ public:
   // Working memory a call needs besides its inputs and outputs (oneDNN scratchpads, activations in
   // a primitive's own layout), so that the plan's arena holds the call's whole peak.
   virtual size_t scratch_bytes() const { return 0; }
+  // Bytes of the copies of weights it holds (packed, reordered), for ExecutableMemory.
+  virtual size_t constant_bytes() const { return 0; }
 };
 
 // A step a tier built from one or more ops of the graph: its runner reads `operands` and writes

@@ -53,6 +53,7 @@ public:
                             .panel_begin = 0,
                             .panel_end = packed_panels(n_)});
   }
+  size_t constant_bytes() const override { return size_t(packed_b_floats(k_, n_)) * sizeof(float); }
 
 private:
   // Threads take rows (in multiples of the tile height) when there are many: each then packs only

@@ -1,10 +1,14 @@
 #pragma once
+#include <array>
+#include <cstddef>
 #include <functional>
 #include <kiln/session.hpp>
 #include <kiln/stage.hpp>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
@@ -17,6 +21,12 @@ struct CompileOptions {
   bool allow_subgraphs = true;
   std::shared_ptr<Session> session; // null: the default session
   std::optional<TierPolicy> tiers;  // null: the session's policy
+  // Caller-owned memory for the calls' intermediates (a board's static buffer), 64-byte aligned.
+  // Each signature's plan is checked against it when built: kiln::Error(memory) "needs an arena of
+  // 1.2 MiB, the caller's arena holds 1.0 MiB" at the call that builds it (a JIT plan that does
+  // not fit leaves the interpreter serving). Calls then take turns on it and allocate nothing but
+  // their outputs (nothing at all with call_into). Empty: kiln's own arenas, one per concurrent call.
+  std::span<std::byte> arena;
 };
 
 namespace runtime {
@@ -35,6 +45,9 @@ public:
   ~CallableCore();
   // Validates the flattened call arguments against the spec and runs the graph.
   std::vector<Tensor> call(const TreeLeaves& args, const std::vector<Tensor>& tensors);
+  // Runs the graph on the tensor leaves into caller-provided outputs; a call with the previous
+  // call's signature allocates nothing.
+  void call_into(std::span<Tensor> outputs, std::span<const Tensor> tensors);
   const std::shared_ptr<const ir::Module>& module() const;
   const TreeLeaves& spec() const;
   Session& session() const;
@@ -75,6 +88,20 @@ public:
     size_t next = 0;
     detail::rebuild_result(result, outputs, next);
     return result;
+  }
+
+  // The call for a steady state that allocates nothing (an embedded loop, a latency-bound server):
+  // `inputs` are the tensor leaves in the spec's order (one per argument for flat specs), the
+  // outputs go into `outputs`, one per graph output in order, each of the output's dtype and dims
+  // and sharing no memory with an input. A call with the previous call's signature and no weight
+  // changed since allocates nothing (with CompileOptions::arena, not even a first arena); other
+  // calls check and compile as operator() does. kiln::Error(spec) names a mismatched output.
+  void call_into(std::span<Tensor> outputs, std::span<const Tensor> inputs) const { core_->call_into(outputs, inputs); }
+  template <class... Inputs>
+  requires(std::is_same_v<Inputs, Tensor>&&...) void call_into(std::span<Tensor> outputs,
+                                                               const Inputs&... inputs) const {
+    const std::array<Tensor, sizeof...(Inputs)> leaves{Tensor(inputs)...};
+    core_->call_into(outputs, leaves);
   }
 
   StagedGraph staged() const { return StagedGraph(core_->module(), core_->spec()); }

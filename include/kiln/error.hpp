@@ -6,7 +6,7 @@ namespace kiln {
 
 // extension: a custom-op library that cannot be registered or whose op failed (see kiln/extension.h).
 // numeric: a step produced NaN or Inf while KILN_DEBUG_NANS was on.
-enum class ErrorKind { spec, shape, dtype, weight, parse, io, unsupported, internal, extension, numeric };
+enum class ErrorKind { spec, shape, dtype, weight, parse, io, unsupported, internal, extension, numeric, memory };
 
 const char* error_kind_name(ErrorKind kind);
 

@@ -86,7 +86,13 @@ struct SignatureStats {
   double median_ms = 0;
   double interp_compile_ms = 0;
   double jit_compile_ms = 0; // 0 until promoted
+  // Memory of the executable serving now: one call's arena peak (intermediates and scratch), the
+  // named weights it reads in place, and what it holds besides: the graph's constants, values
+  // precomputed from weights, the interpreter's packed weight copies (not the JIT's oneDNN
+  // reorders).
   size_t arena_bytes = 0;
+  size_t weight_bytes = 0;
+  size_t constant_bytes = 0;
   std::map<std::string, int> ops_per_lowering;
   std::string jit_error; // why promotion failed, when it did
 };

@@ -14,6 +14,7 @@ const char* error_kind_name(ErrorKind kind) {
   case ErrorKind::internal: return "internal";
   case ErrorKind::extension: return "extension";
   case ErrorKind::numeric: return "numeric";
+  case ErrorKind::memory: return "memory";
   }
   return "unknown";
 }

@@ -1,3 +1,4 @@
+#include "core/byte_size_text.hpp"
 #include "core/dim_binding.hpp"
 #include "ir/custom_ops.hpp"
 #include "ir/passes/default_passes.hpp"
@@ -42,6 +43,28 @@ std::map<std::string, ir::ValueType> declared_weights(const ir::Module& module) 
   return out;
 }
 
+// kiln::Error(memory) when the caller lends an arena (capacity > 0) too small for `exe`.
+void check_fits_arena(const runtime::Executable& exe, size_t capacity, const CacheEntry& entry) {
+  if (capacity == 0 || exe.arena_bytes() <= capacity) return;
+  throw Error(ErrorKind::memory, "@" + entry.callable + "(" + entry.signature + ") on the " + std::string(exe.tier()) +
+                                     " tier needs an arena of " + byte_size_text(exe.arena_bytes()) +
+                                     ", the caller's arena (CompileOptions::arena) holds " + byte_size_text(capacity));
+}
+
+// Whether `tensors` have exactly these (static) types, compared without allocating.
+bool have_types(std::span<const Tensor> tensors, const std::vector<ir::ValueType>& types) {
+  if (tensors.size() != types.size()) return false;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (!t.defined() || !t.is_concrete() || t.dtype() != types[i].dtype) return false;
+    const Shape& shape = t.shape();
+    if (shape.size() != types[i].shape.size()) return false;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (!(shape[d] == types[i].shape[d])) return false;
+  }
+  return true;
+}
+
 } // namespace
 
 struct CallableCore::State {
@@ -68,15 +91,21 @@ struct CallableCore::State {
   std::vector<uint64_t> last_weight_versions; // for KILN_LOG=recompiles
   std::atomic<std::shared_ptr<const SignatureKey>> recent;
   std::atomic<bool> last_call_on_jit{false};
+  std::span<std::byte> arena; // CompileOptions::arena: empty unless the caller lends one
+  std::mutex arena_mutex;     // calls take turns on a lent arena
+  bool bakes_scalars = false; // a baked leaf in the spec: call_into cannot check it
 
   runtime::WeightMap bind_weights() const;
-  std::vector<ir::ValueType> check_arguments(const TreeLeaves& args, const std::vector<Tensor>& tensors) const;
+  std::vector<ir::ValueType> check_arguments(const TreeLeaves& args, std::span<const Tensor> tensors) const;
   std::string describe_miss(const SignatureKey& signature);
   std::shared_ptr<CacheEntry> build_entry(const std::vector<ir::ValueType>& types, const std::string& text) const;
   void maybe_promote(const std::shared_ptr<CacheEntry>& entry);
   std::shared_ptr<const SignatureKey> signature_key(const std::vector<ir::ValueType>& types,
                                                     uint64_t weight_generation) const;
   std::shared_ptr<CacheEntry> lookup(const SignatureKey& signature);
+  std::shared_ptr<CacheEntry> entry_for(const std::vector<ir::ValueType>& types);
+  std::shared_ptr<CacheEntry> recent_entry(std::span<const Tensor> tensors);
+  void run(const std::shared_ptr<CacheEntry>& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs);
 };
 
 namespace {
@@ -142,7 +171,7 @@ runtime::WeightMap CallableCore::State::bind_weights() const {
 }
 
 std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves& args,
-                                                                const std::vector<Tensor>& tensors) const {
+                                                                std::span<const Tensor> tensors) const {
   std::vector<ir::ValueType> types;
   std::vector<ShapeToBind> shapes; // checks the symbolic dims once every argument is in
   size_t next_tensor = 0;
@@ -222,6 +251,7 @@ std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<i
   const runtime::ExecutableFactory* interp = runtime::find_tier("interp");
   if (!interp) throw Error(ErrorKind::internal, "the interpreter tier is not linked into this build");
   entry->interp = (*interp)(entry->graph, entry->weights);
+  check_fits_arena(*entry->interp, arena.size(), *entry);
   entry->interp_compile_ms = ms_since(start);
   return entry;
 }
@@ -241,12 +271,14 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
   // The queued job holds the entry weakly: a signature evicted before its turn is freed at once and
   // its promotion skipped, so a cache that thrashes cannot pile up executables in the queue.
   // The session's cache outlives the job: the session stops its compile queue before the cache goes.
-  auto job = [weak_entry = std::weak_ptr<CacheEntry>(entry), factory = *jit, cache = &session->cache()] {
+  auto job = [weak_entry = std::weak_ptr<CacheEntry>(entry), factory = *jit, cache = &session->cache(),
+              lent_arena = arena.size()] {
     const std::shared_ptr<CacheEntry> entry = weak_entry.lock();
     if (!entry) return;
     auto start = Clock::now();
     try {
       std::shared_ptr<const runtime::Executable> exe = factory(entry->graph, entry->weights);
+      check_fits_arena(*exe, lent_arena, *entry); // else the interpreter keeps serving in the lent arena
       double ms = ms_since(start);
       entry->jit.store(exe, std::memory_order_release);
       entry->record_promotion(ms, "");
@@ -275,6 +307,14 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
   ir::require_registered_custom_ops(*module); // an unknown extension op fails now, not at the first call
   state_->module = std::move(module);
   state_->spec = std::move(spec);
+  for (const TreeLeaf& leaf : state_->spec)
+    state_->bakes_scalars = state_->bakes_scalars || leaf.kind == TreeLeaf::Kind::baked;
+  state_->arena = options.arena;
+  if (reinterpret_cast<uintptr_t>(options.arena.data()) % 64 != 0)
+    throw Error(ErrorKind::memory, "CompileOptions::arena must be aligned to 64 bytes (alignas(64) or "
+                                   "std::aligned_alloc); it starts at " +
+                                       std::to_string(reinterpret_cast<uintptr_t>(options.arena.data()) % 64) +
+                                       " bytes past a 64-byte boundary");
   state_->own_weights = options.weights;
   static std::atomic<uint64_t> callables{0};
   state_->own_weights_owner = ++callables;
@@ -290,25 +330,61 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
 
 CallableCore::~CallableCore() = default;
 
-std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector<Tensor>& tensors) {
-  State& s = *state_;
-  std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
-  const uint64_t generation = s.session->weights().generation();
-  std::shared_ptr<const State::SignatureKey> recent = s.recent.load();
-  if (!recent || recent->weight_generation != generation || recent->types != types) {
+std::shared_ptr<CacheEntry> CallableCore::State::entry_for(const std::vector<ir::ValueType>& types) {
+  const uint64_t generation = session->weights().generation();
+  std::shared_ptr<const SignatureKey> key = recent.load();
+  if (!key || key->weight_generation != generation || key->types != types) {
     // A weight changed since this callable last looked: entries built on its old version are dead.
-    if (recent && recent->weight_generation != generation) s.session->cache().retire_stale(s.session->weights());
-    recent = s.signature_key(types, generation);
-    s.recent.store(recent);
+    if (key && key->weight_generation != generation) session->cache().retire_stale(session->weights());
+    key = signature_key(types, generation);
+    recent.store(key);
   }
-  std::shared_ptr<CacheEntry> entry = s.lookup(*recent);
-  s.maybe_promote(entry);
-  auto exe = entry->current();
-  auto start = Clock::now();
-  std::vector<Tensor> outputs = exe->run(tensors, {});
+  return lookup(*key);
+}
+
+// The steady state of serving: the same signature as the last call and no weight changed since.
+// Checked without allocating; null when anything differs (the caller then checks in full).
+std::shared_ptr<CacheEntry> CallableCore::State::recent_entry(std::span<const Tensor> tensors) {
+  const std::shared_ptr<const SignatureKey> key = recent.load();
+  if (!key || key->weight_generation != session->weights().generation() || !have_types(tensors, key->types))
+    return nullptr;
+  return lookup(*key);
+}
+
+void CallableCore::State::run(const std::shared_ptr<CacheEntry>& entry, std::span<const Tensor> inputs,
+                              std::span<Tensor> outputs) {
+  maybe_promote(entry);
+  const std::shared_ptr<const runtime::Executable> exe = entry->current();
+  const auto start = Clock::now();
+  if (arena.empty()) {
+    exe->run_into(inputs, outputs, {});
+  } else {
+    std::lock_guard lock(arena_mutex);
+    exe->run_into(inputs, outputs, {.arena = arena});
+  }
   entry->record_call(exe->tier(), ms_since(start));
-  s.last_call_on_jit.store(exe->tier() == "jit", std::memory_order_relaxed);
+  last_call_on_jit.store(exe->tier() == "jit", std::memory_order_relaxed);
+}
+
+std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector<Tensor>& tensors) {
+  const std::shared_ptr<CacheEntry> entry = state_->entry_for(state_->check_arguments(args, tensors));
+  std::vector<Tensor> outputs = runtime::make_outputs(*entry->graph);
+  state_->run(entry, tensors, outputs);
   return outputs;
+}
+
+void CallableCore::call_into(std::span<Tensor> outputs, std::span<const Tensor> tensors) {
+  State& s = *state_;
+  if (s.bakes_scalars)
+    throw Error(ErrorKind::spec, "call_into takes tensors only; @" + s.module->name +
+                                     " bakes a scalar argument: call it with operator()");
+  std::shared_ptr<CacheEntry> entry = s.recent_entry(tensors);
+  if (!entry) {
+    const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
+    entry = s.entry_for(s.check_arguments(tensor_arguments(arguments), arguments));
+  }
+  runtime::check_call_outputs(*entry->graph, tensors, outputs);
+  s.run(entry, tensors, outputs);
 }
 
 TreeLeaves CallableCore::tensor_arguments(const std::vector<Tensor>& tensors) const {

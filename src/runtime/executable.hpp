@@ -26,6 +26,17 @@ struct RunOptions {
   // Throw kiln::Error(numeric) at the first step whose floating-point output holds NaN or Inf, as
   // KILN_DEBUG_NANS=1 does for every call.
   bool check_numerics = false;
+  // Caller-owned memory for the call's arena (CompileOptions::arena): at least arena_bytes(),
+  // aligned to 64 bytes, used by this call alone. Empty: an arena from the executable's pool.
+  std::span<std::byte> arena;
+};
+
+// What one executable holds and uses, for planning a device's memory.
+struct ExecutableMemory {
+  size_t arena_bytes = 0;    // peak of one call's arena (intermediates and kernels' scratch)
+  size_t weight_bytes = 0;   // the named weights it reads, in place (a mapped file stays mapped)
+  size_t constant_bytes = 0; // the graph's constants and what is derived from them and the weights
+                             // (precomputed ops, packed weight copies)
 };
 
 // One compiled form of a fully static graph (symbolic dims bound, calls inlined). Created once per
@@ -33,12 +44,15 @@ struct RunOptions {
 class Executable {
 public:
   virtual ~Executable() = default;
-  // One input per graph argument (buffer arguments are written in place). Returns fresh output
-  // tensors owned by the caller.
-  virtual std::vector<Tensor> run(std::span<const Tensor> inputs, const RunOptions& options) const = 0;
+  // One input per graph argument (buffer arguments are written in place); one output tensor per
+  // graph output, of its dtype and static dims, overlapping no input nor other output (the caller
+  // checks: check_call_outputs). A warm call allocates nothing.
+  virtual void run_into(std::span<const Tensor> inputs, std::span<Tensor> outputs, const RunOptions& options) const = 0;
+  // run_into fresh output tensors, owned by the caller.
+  std::vector<Tensor> run(std::span<const Tensor> inputs, const RunOptions& options) const;
   virtual std::string_view tier() const = 0;
-  // Peak bytes of one call's arena (intermediates), for statistics.
-  virtual size_t arena_bytes() const = 0;
+  virtual ExecutableMemory memory() const = 0;
+  size_t arena_bytes() const { return memory().arena_bytes; }
   // How many ops each lowering took ("interp", "xbyak", "dnnl.matmul", ...).
   virtual std::map<std::string, int> ops_per_lowering() const = 0;
   // The implementation that runs step `step` (the index hooks get): "dnnl.matmul", "xbyak",
@@ -49,6 +63,14 @@ public:
   }
   virtual const ir::Function& graph() const = 0;
 };
+
+// Fresh, uninitialised tensors for the outputs of a static graph.
+std::vector<Tensor> make_outputs(const ir::Function& graph);
+
+// kiln::Error(spec) unless `outputs` can take the outputs of `graph` run on `inputs`: one defined,
+// concrete tensor per output, of its dtype and dims, sharing no memory with an input or another
+// output (a kernel would read what it has already overwritten).
+void check_call_outputs(const ir::Function& graph, std::span<const Tensor> inputs, std::span<const Tensor> outputs);
 
 // Builds an executable for a static graph and its bound weights (every constant_external name is
 // in the map, shape and dtype already checked).

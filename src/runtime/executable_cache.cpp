@@ -1,5 +1,6 @@
 #include "runtime/executable_cache.hpp"
 #include <algorithm>
+#include <optional>
 
 namespace kiln::runtime {
 
@@ -10,6 +11,7 @@ constexpr size_t kRecent = 1024;
 void CacheEntry::record_call(std::string_view tier, double ms) {
   calls.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(mutex_);
+  if (recent_ms_.capacity() < kRecent) recent_ms_.reserve(kRecent); // once: later calls allocate nothing
   if (recent_ms_.size() < kRecent)
     recent_ms_.push_back(ms);
   else
@@ -33,7 +35,10 @@ SignatureStats CacheEntry::stats() const {
   s.tier = std::string(serving->tier());
   s.calls = calls.load();
   s.interp_compile_ms = interp_compile_ms;
-  s.arena_bytes = serving->arena_bytes();
+  const runtime::ExecutableMemory memory = serving->memory();
+  s.arena_bytes = memory.arena_bytes;
+  s.weight_bytes = memory.weight_bytes;
+  s.constant_bytes = memory.constant_bytes;
   s.ops_per_lowering = serving->ops_per_lowering();
   std::lock_guard lock(mutex_);
   s.calls_per_tier = calls_per_tier_;
@@ -50,7 +55,8 @@ SignatureStats CacheEntry::stats() const {
 
 std::shared_ptr<CacheEntry> ExecutableCache::get_or_build(const std::string& key, const Builder& build, bool* built) {
   if (built) *built = false;
-  std::promise<std::shared_ptr<CacheEntry>> promise;
+  // Made only on a miss: a promise allocates its shared state, and a hit must allocate nothing.
+  std::optional<std::promise<std::shared_ptr<CacheEntry>>> promise;
   {
     std::unique_lock lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {
@@ -62,7 +68,7 @@ std::shared_ptr<CacheEntry> ExecutableCache::get_or_build(const std::string& key
       lock.unlock();
       return future.get(); // another thread is building this signature
     }
-    pending_[key] = promise.get_future().share();
+    pending_[key] = promise.emplace().get_future().share();
   }
   try {
     auto entry = build();
@@ -70,13 +76,13 @@ std::shared_ptr<CacheEntry> ExecutableCache::get_or_build(const std::string& key
     std::lock_guard lock(mutex_);
     insert_locked(key, entry);
     pending_.erase(key);
-    promise.set_value(entry);
+    promise->set_value(entry);
     if (built) *built = true;
     return entry;
   } catch (...) {
     std::lock_guard lock(mutex_);
     pending_.erase(key);
-    promise.set_exception(std::current_exception());
+    promise->set_exception(std::current_exception());
     throw;
   }
 }

@@ -85,7 +85,7 @@ bool is_runnable(const std::vector<std::string>& args) {
 bool reports_kiln_error(const std::string& err) {
   for (ErrorKind kind :
        {ErrorKind::spec, ErrorKind::shape, ErrorKind::dtype, ErrorKind::weight, ErrorKind::parse, ErrorKind::io,
-        ErrorKind::unsupported, ErrorKind::internal, ErrorKind::extension, ErrorKind::numeric})
+        ErrorKind::unsupported, ErrorKind::internal, ErrorKind::extension, ErrorKind::numeric, ErrorKind::memory})
     if (err.find("kiln: error: " + std::string(error_kind_name(kind)) + " error: ") != std::string::npos) return true;
   return false;
 }

@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 #include "cli/tier_option.hpp"
+#include "core/byte_size_text.hpp"
 #include "ir/graph.hpp"
 #include <chrono>
 #include <filesystem>
@@ -49,6 +50,16 @@ std::string jit_refusal(const Session& session) {
       return "the JIT tier did not take " + s.callable + "(" + s.signature + "), the interpreter ran it" +
              (s.jit_error.empty() ? std::string() : ": " + s.jit_error);
   return "";
+}
+
+// What a device needs per signature, in the units people plan memory in.
+std::string memory_summary(const Session& session) {
+  std::string summary;
+  for (const SignatureStats& s : session.stats())
+    summary += "memory of " + s.callable + "(" + s.signature + ") on " + s.tier + ": arena peak " +
+               byte_size_text(s.arena_bytes) + ", weights " + byte_size_text(s.weight_bytes) +
+               " (read in place), constants and weight copies " + byte_size_text(s.constant_bytes) + "\n";
+  return summary;
 }
 
 // One tensor per graph argument, in argument order, from the NAME=FILE.npy specs.
@@ -123,7 +134,7 @@ RunResult run_graph_file(const RunOptions& options) {
     result.output_paths.push_back(output_path_for(options.output_path, i));
     save_npy(result.output_paths.back(), result.outputs[i]);
   }
-  if (options.print_stats) result.stats_table = session.stats_table();
+  if (options.print_stats) result.stats_table = session.stats_table() + memory_summary(session);
   if (options.tier == "jit") result.tier_note = jit_refusal(session);
   return result;
 }
