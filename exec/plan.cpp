@@ -112,6 +112,7 @@ ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const ru
     if (const ir::OpId* id = std::get_if<ir::OpId>(&step)) own_ops.push_back(&graph_->ops.at(*id));
   plan_values(weights, own_ops);
   plan_steps(steps, weights.forms());
+  materialize_read_through_values(weights.forms());
   plan_arena_offsets();
   plan_outputs();
 }
@@ -171,36 +172,103 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights, std::span<con
   }
 }
 
-void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms) {
-  for (const ir::Op* own : own_ops) {
-    const ir::Op& op = *own;
-    if (!worth_precomputing(op, values_)) continue;
-    const std::optional<runtime::WeightFormKey> key = precomputed_key(op, values_);
-    PrecomputedResults results = runtime::shared_form<std::vector<Tensor>>(forms, key, [&] {
-      std::vector<View> views;
-      for (ir::ValueId v : op.operands)
-        views.push_back(View{const_cast<void*>(values_[v].bound.raw_data()), values_[v].dtype, values_[v].dims});
-      std::vector<Tensor> computed;
-      for (ir::ValueId v : op.results) {
-        computed.push_back(Tensor::empty(values_[v].dims, values_[v].dtype));
-        views.push_back(View{computed.back().raw_data(), values_[v].dtype, values_[v].dims});
-      }
-      const StepImplementations& implementations = step_implementations();
-      const std::span<const View> inputs = std::span(views).first(op.operands.size()),
-                                  outputs = std::span(views).subspan(op.operands.size());
-      // Once, when planning: its working memory need not come from the arena.
-      const PreparedState prepared = implementations.prepare(op, inputs, outputs);
-      std::vector<std::byte> scratch(implementations.scratch_bytes(op, inputs, outputs));
-      implementations.kernel_for(op.kind)(KernelArgs{op, inputs, outputs, scratch, prepared.get()});
-      return computed;
-    });
-    for (size_t i = 0; i < op.results.size(); ++i) {
-      values_[op.results[i]].bound = (*results)[i];
-      values_[op.results[i]].bound_key = precomputed_result_key(key, i);
-      values_[op.results[i]].storage = Storage::bound;
+namespace {
+
+// Which values only matmuls that are steps of their own read, as B: not a graph output, not read
+// inside a lowered step nor by any other op.
+std::vector<bool> read_only_as_matmul_b(const ir::Function& fn, std::span<const ir::Op* const> own_ops,
+                                        const std::vector<ValuePlan>& values) {
+  std::vector<bool> own(fn.ops.size(), false);
+  for (const ir::Op* op : own_ops)
+    own[size_t(op - fn.ops.data())] = true;
+  std::vector<bool> only_b(values.size(), true);
+  for (ir::ValueId v : fn.outputs)
+    only_b[v] = false;
+  for (size_t id = 0; id < fn.ops.size(); ++id)
+    for (size_t i = 0; i < fn.ops[id].operands.size(); ++i) {
+      const bool as_b = own[id] && fn.ops[id].kind == ir::OpKind::matmul && i == 1 &&
+                        values[fn.ops[id].results.at(0)].dtype == DType::f32;
+      if (!as_b) only_b[fn.ops[id].operands[i]] = false;
     }
-    precomputed_.push_back(std::move(results));
+  return only_b;
+}
+
+} // namespace
+
+// In op order, so a transpose of a value computed here (of a folded weight) is read through too: a
+// transpose swapping the axes of a bound f32 matrix that only matmuls read as B is marked read
+// through; other ops over bound values only are computed.
+void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms) {
+  const std::vector<bool> only_b = read_only_as_matmul_b(*graph_, own_ops, values_);
+  for (const ir::Op* own : own_ops) {
+    if (own->results.empty()) continue;
+    const bool swaps_matrix = own->kind == ir::OpKind::transpose &&
+                              ir::params_of<ir::TransposeParams>(*own).perm == std::vector<int64_t>{1, 0};
+    const ValuePlan& source = values_[own->operands.empty() ? 0 : own->operands[0]];
+    if (swaps_matrix && source.storage == Storage::bound && source.dtype == DType::f32 && only_b[own->results[0]]) {
+      values_[own->results[0]].storage = Storage::bound;
+      values_[own->results[0]].read_through = true;
+      continue;
+    }
+    if (!worth_precomputing(*own, values_)) continue;
+    for (ir::ValueId v : own->operands) // a matmul over bound values reads B itself
+      if (values_[v].read_through && !values_[v].bound.defined())
+        compute_bound_op(graph_->ops.at(size_t(graph_->values[v].def_op)), forms);
+    compute_bound_op(*own, forms);
   }
+}
+
+void ExecutionPlan::compute_bound_op(const ir::Op& op, runtime::WeightForms* forms) {
+  const std::optional<runtime::WeightFormKey> key = precomputed_key(op, values_);
+  PrecomputedResults results = runtime::shared_form<std::vector<Tensor>>(forms, key, [&] {
+    std::vector<View> views;
+    for (ir::ValueId v : op.operands)
+      views.push_back(View{const_cast<void*>(values_[v].bound.raw_data()), values_[v].dtype, values_[v].dims});
+    std::vector<Tensor> computed;
+    for (ir::ValueId v : op.results) {
+      computed.push_back(Tensor::empty(values_[v].dims, values_[v].dtype));
+      views.push_back(View{computed.back().raw_data(), values_[v].dtype, values_[v].dims});
+    }
+    const StepImplementations& implementations = step_implementations();
+    const std::span<const View> inputs = std::span(views).first(op.operands.size()),
+                                outputs = std::span(views).subspan(op.operands.size());
+    // Once, when planning: its working memory need not come from the arena.
+    const PreparedState prepared = implementations.prepare(op, inputs, outputs);
+    std::vector<std::byte> scratch(implementations.scratch_bytes(op, inputs, outputs));
+    implementations.kernel_for(op.kind)(KernelArgs{op, inputs, outputs, scratch, prepared.get()});
+    return computed;
+  });
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    values_[op.results[i]].bound = (*results)[i];
+    values_[op.results[i]].bound_key = precomputed_result_key(key, i);
+    values_[op.results[i]].storage = Storage::bound;
+  }
+  precomputed_.push_back(std::move(results));
+}
+
+// A read-through value that a step reads itself after all (a matmul no runner took, whose kernel
+// reads B as laid out) is computed as any other bound op's result.
+void ExecutionPlan::materialize_read_through_values(runtime::WeightForms* forms) {
+  for (const PlanStep& step : steps_) {
+    const bool reads_through = step.kind == StepKind::runner && !step.lowered && step.op->kind == ir::OpKind::matmul;
+    if (step.kind == StepKind::bind || step.kind == StepKind::alias || reads_through) continue;
+    for (ir::ValueId v : std::span(view_values_).subspan(step.first_view, step.num_inputs))
+      if (values_[v].read_through && !values_[v].bound.defined())
+        compute_bound_op(graph_->ops.at(size_t(graph_->values[v].def_op)), forms);
+  }
+}
+
+Tensor ExecutionPlan::read_through_value(ir::ValueId value) const {
+  const ir::Op& transpose = graph_->ops.at(size_t(graph_->values.at(value).def_op));
+  const ValuePlan& source = values_[transpose.operands[0]];
+  Tensor result = Tensor::empty(values_[value].dims, DType::f32);
+  const View views[] = {View{const_cast<void*>(source.bound.raw_data()), source.dtype, source.dims},
+                        View{result.raw_data(), DType::f32, values_[value].dims}};
+  const StepImplementations& implementations = step_implementations();
+  const PreparedState prepared = implementations.prepare(transpose, std::span(views, 1), std::span(views + 1, 1));
+  implementations.kernel_for(ir::OpKind::transpose)(
+      KernelArgs{transpose, std::span(views, 1), std::span(views + 1, 1), {}, prepared.get()});
+  return result;
 }
 
 void ExecutionPlan::plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms) {
@@ -338,7 +406,8 @@ runtime::ExecutableMemory ExecutionPlan::memory() const {
   for (const ir::Op& op : graph_->ops)
     for (ir::ValueId v : op.results) {
       const ValuePlan& value = values_[v];
-      if (value.storage != Storage::bound || !counted.insert(value.bound.raw_data()).second) continue;
+      if (value.storage != Storage::bound || !value.bound.defined() || !counted.insert(value.bound.raw_data()).second)
+        continue;
       (op.kind == ir::OpKind::constant_external ? memory.weight_bytes : memory.constant_bytes) += value.bytes;
     }
   for (const PlanStep& step : steps_)

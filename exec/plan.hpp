@@ -52,6 +52,11 @@ struct ValuePlan {
   // Storage::bound: its key among the session's weight forms (runtime/weight_forms.hpp); nullopt for
   // an embedded constant and what is computed from one, whose forms are the plan's own.
   std::optional<runtime::WeightFormKey> bound_key;
+  // Storage::bound: the transpose of a bound f32 matrix (F::linear's transpose of a weight) whose
+  // only readers are matmuls, which read its operand instead (the interpreter's matmul runners and
+  // the JIT's oneDNN matmul take B transposed). `bound` stays unset, so the weight is not copied (a
+  // mapped file's weights are used in place), unless a step that reads the value itself needs it.
+  bool read_through = false;
 };
 
 // What the executor does for one op.
@@ -115,10 +120,14 @@ public:
   size_t arena_bytes() const { return arena_bytes_; }
   // The arena's peak and the bytes of the bound values and runners' copies of weights.
   runtime::ExecutableMemory memory() const;
+  // A read-through value (ValuePlan::read_through) computed now, for debugging hooks that show it.
+  Tensor read_through_value(ir::ValueId value) const;
 
 private:
   void plan_values(const runtime::WeightMap& weights, std::span<const ir::Op* const> own_ops);
   void precompute_bound_ops(std::span<const ir::Op* const> own_ops, runtime::WeightForms* forms);
+  void compute_bound_op(const ir::Op& op, runtime::WeightForms* forms);
+  void materialize_read_through_values(runtime::WeightForms* forms);
   void plan_steps(std::span<const PlannedStep> steps, runtime::WeightForms* forms);
   ImplementationWalk choose_implementation(const ir::Op& op, PlanStep& step, runtime::WeightForms* forms);
   void prepare_kernel(PlanStep& step) const;

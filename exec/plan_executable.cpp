@@ -80,7 +80,8 @@ std::unique_ptr<PlanExecutable::CallState> PlanExecutable::make_state() const {
   for (size_t v = 0; v < plan_.values().size(); ++v) {
     const ValuePlan& value = plan_.values()[v];
     // Kernels take inputs through non-const views; bound values are only ever read.
-    if (value.storage == Storage::bound) state->value_data[v] = const_cast<void*>(value.bound.raw_data());
+    if (value.storage == Storage::bound && value.bound.defined())
+      state->value_data[v] = const_cast<void*>(value.bound.raw_data());
   }
   state->views = plan_.view_templates();
   return state;
@@ -132,6 +133,14 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
   std::span<const View> outputs = views.subspan(step.num_inputs);
 
   const runtime::OpHooks* hooks = options.hooks;
+  // Debugging shows every op's value: a read-through transpose is computed for it (ValuePlan).
+  std::vector<Tensor> shown_read_through;
+  if (hooks || options.preserved || options.check_numerics || check_numerics_)
+    for (size_t i = 0; i < num_views; ++i)
+      if (!views[i].data && plan_.values()[values[i]].read_through) {
+        shown_read_through.push_back(plan_.read_through_value(values[i]));
+        views[i].data = shown_read_through.back().raw_data();
+      }
   std::vector<Tensor> hook_inputs;
   if (hooks && (hooks->before || hooks->after)) hook_inputs = wrap_views(plan_, inputs, values.first(step.num_inputs));
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);

@@ -5,6 +5,7 @@
 #include "interp/kernel_table.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/packed_matmul.hpp"
+#include "interp/read_through_matmul.hpp"
 #include "ir/custom_ops.hpp"
 #include "kiln_config.h"
 #include <vector>
@@ -48,13 +49,22 @@ exec::StepChoice run_packed_gemm(const exec::StepQuery& query) {
 
 // Ahead of the kernel: Eigen packs B again on every call, most of the work at small batches
 // (packed_matmul.hpp).
-exec::Implementation packed_gemm() {
-  exec::Implementation packed{
-      {"packed_gemm", exec::CpuIsa::avx2_fma, "its kernel is AVX2+FMA code"}, refuse_packed_gemm, run_packed_gemm};
-  if (!env::pack_weights().value_or(true)) packed.switched_off = "KILN_PACK_WEIGHTS=0";
-  return packed;
+constexpr exec::Implementation kPackedGemm{
+    {"packed_gemm", exec::CpuIsa::avx2_fma, "its kernel is AVX2+FMA code"}, refuse_packed_gemm, run_packed_gemm};
+constexpr exec::Implementation kPackedGemmOff{
+    {"packed_gemm", exec::CpuIsa::avx2_fma, "its kernel is AVX2+FMA code", "KILN_PACK_WEIGHTS=0"},
+    refuse_packed_gemm,
+    run_packed_gemm};
+
+std::optional<std::string> refuse_read_through_gemm(const exec::StepQuery& query) {
+  return refuse_read_through_matmul(query.op, query.values);
 }
 
+exec::StepChoice run_read_through_gemm(const exec::StepQuery& query) {
+  return {exec::StepKind::runner, nullptr, make_read_through_matmul(query.graph, query.op, query.values), {}};
+}
+
+constexpr exec::Implementation kReadThroughGemm{{"read_through_gemm"}, refuse_read_through_gemm, run_read_through_gemm};
 constexpr exec::Implementation kKernel{{"interp"}, nullptr, run_kernel};
 
 } // namespace
@@ -67,10 +77,12 @@ exec::CpuIsa interp_cpu_isa() {
 // whether a new op has one) runs it; only the ops with more, or other, implementations are named.
 std::span<const exec::Implementation> interp_implementations(ir::OpKind kind) {
   static constexpr exec::Implementation kernel_only[] = {kKernel};
-  static const exec::Implementation matmul[] = {packed_gemm(), kKernel};
+  static constexpr exec::Implementation matmul[] = {kPackedGemm, kReadThroughGemm, kKernel};
+  static constexpr exec::Implementation matmul_unpacked[] = {kPackedGemmOff, kReadThroughGemm, kKernel};
   static constexpr exec::Implementation buffer_store[] = {{{"buffer_store"}, nullptr, run_buffer_store}};
   static constexpr exec::Implementation extension[] = {{{"extension"}, nullptr, run_extension}};
-  if (kind == OpKind::matmul) return matmul;
+  // Read at every plan, so one process can compare both.
+  if (kind == OpKind::matmul) return env::pack_weights().value_or(true) ? matmul : matmul_unpacked;
   if (kind == OpKind::buffer_store) return buffer_store;
   if (kind == OpKind::custom) return extension;
   // Constants and weights are bound when planning, calls inlined before: no list.

@@ -511,7 +511,10 @@ TEST_CASE("ops over weights only run once when the plan is built, not on every c
   REQUIRE(steps.size() == 3);
   CHECK(steps[1].op->kind == OpKind::transpose);
   CHECK(steps[1].kind == exec::StepKind::bind);
-  CHECK(steps[2].kind == (packs_weights() ? exec::StepKind::runner : exec::StepKind::kernel));
+  // The matmul reads the weight itself (packed, or in place as B transposed): no copy of it.
+  CHECK(steps[2].kind == exec::StepKind::runner);
+  CHECK(exe.plan().values()[wt].read_through);
+  CHECK(!exe.plan().values()[wt].bound.defined());
 
   runtime::OpHooks hooks;
   std::vector<float> transposed;
@@ -522,7 +525,7 @@ TEST_CASE("ops over weights only run once when the plan is built, not on every c
   for (int call = 0; call < 2; ++call) {
     std::vector<Tensor> out = exe.run(std::vector<Tensor>{input}, {.hooks = &hooks});
     const std::vector<float> w = values_of(weight);
-    // Hooks still see the precomputed value, so a debugger steps through it like any op.
+    // Hooks still see the transposed value, so a debugger steps through it like any op.
     CHECK(transposed == std::vector<float>{w[0], w[2], w[4], w[1], w[3], w[5]});
     check_close(out.at(0), {2 * w[0] - w[1], 2 * w[2] - w[3], 2 * w[4] - w[5]});
   }
@@ -593,16 +596,17 @@ TEST_CASE("the plan walks each op's implementation list and keeps the walk of ev
   PlanExecutable exe = g.build({{"w", sample({3, 5})}});
 
   const std::string no_avx2 = "packed_gemm refused: needs AVX2+FMA (its kernel is AVX2+FMA code); ";
+  const std::string read_through_refused = "read_through_gemm refused: B is not a weight's transpose read in place; ";
   std::vector<std::string> walks;
   for (size_t i = 0; i < exe.plan().steps().size(); ++i)
     walks.push_back(exec::walk_to_string(exe.plan().walk(i)));
   CHECK(walks ==
         std::vector<std::string>{
             "bound took it",
-            packs_weights() ? "packed_gemm took it" : no_avx2 + "interp took it",
+            packs_weights() ? "packed_gemm took it" : no_avx2 + read_through_refused + "interp took it",
             (packs_weights() ? "packed_gemm refused: B is computed per call, not a weight or a value of weights; "
                              : no_avx2) +
-                std::string("interp took it"),
+                read_through_refused + "interp took it",
             "alias took it",
             "interp took it",
         });

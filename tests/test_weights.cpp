@@ -33,9 +33,10 @@ WeightMap registry_weights(const std::shared_ptr<WeightForms>& forms, const std:
 }
 
 // out = x [rows, k] @ transpose(w), w [n, k] a weight (what F::linear stages), or an embedded
-// constant when `embedded`.
+// constant when `embedded`; with `negated`, of -w: a neg the plan precomputes (op 1), since the
+// transpose itself is read through by the matmul.
 std::unique_ptr<PlanExecutable> linear_plan(int64_t rows, const Tensor& w, const WeightMap& weights,
-                                            bool embedded = false) {
+                                            bool embedded = false, bool negated = false) {
   auto fn = std::make_shared<ir::Function>();
   auto add = [&](OpKind kind, std::vector<ValueId> operands, ir::Attrs attrs) {
     std::vector<ir::ValueType> types;
@@ -50,6 +51,7 @@ std::unique_ptr<PlanExecutable> linear_plan(int64_t rows, const Tensor& w, const
                   : fn->ops[fn->add_op(OpKind::constant_external, {}, {ir::ValueType{DType::f32, w.shape(), false}},
                                        {{"name", ir::Attr::of_string("w")}})]
                         .results.at(0);
+  if (negated) b = add(OpKind::neg, {b}, {});
   ValueId wt = add(OpKind::transpose, {b}, {{"perm", ir::Attr::of_ints({1, 0})}});
   fn->outputs = {add(OpKind::matmul, {x, wt}, {})};
   return std::make_unique<PlanExecutable>(fn, weights);
@@ -119,24 +121,38 @@ TEST_CASE("setting a weight forgets the forms of its older versions and of nothi
 }
 
 TEST_CASE("plans over one weight version share its precomputed and packed forms; other weights get their own") {
-  // Each signature and tier builds a plan; all of them over one weight hold one transposed copy
-  // and one packed copy.
+  // Each signature and tier builds a plan; all of them over one weight hold one negated copy and
+  // one packed copy.
   auto forms = std::make_shared<WeightForms>();
   const Tensor w = Tensor::randn({3, 2}, 1), other = Tensor::randn({3, 2}, 2);
-  auto one = linear_plan(1, w, registry_weights(forms, {{"w", w}}, 1));
+  auto one = linear_plan(1, w, registry_weights(forms, {{"w", w}}, 1), false, true);
   const uint64_t made = forms->forms_made();
-  CHECK(made == (packs_weights() ? 2 : 1)); // the transpose, and the packed B where the AVX2 GEMM runs
-  auto four = linear_plan(4, w, registry_weights(forms, {{"w", w}}, 1));
+  CHECK(made == (packs_weights() ? 2 : 1)); // the neg, and the packed B where the AVX2 GEMM runs
+  auto four = linear_plan(4, w, registry_weights(forms, {{"w", w}}, 1), false, true);
   CHECK(forms->forms_made() == made);
   CHECK(bound_data(*four, 1) == bound_data(*one, 1));
-  auto newer = linear_plan(1, other, registry_weights(forms, {{"w", other}}, 2));
+  auto newer = linear_plan(1, other, registry_weights(forms, {{"w", other}}, 2), false, true);
   CHECK(forms->forms_made() == 2 * made);
   CHECK(bound_data(*newer, 1) != bound_data(*one, 1));
   // Each still computes with its own weight.
   const Tensor x = Tensor::randn({1, 2}, 3), x4 = Tensor::randn({4, 2}, 4);
-  CHECK(max_abs_diff(one->run(std::vector<Tensor>{x}, {}).at(0), naive_linear(x, w)) <= 1e-5f);
-  CHECK(max_abs_diff(four->run(std::vector<Tensor>{x4}, {}).at(0), naive_linear(x4, w)) <= 1e-5f);
-  CHECK(max_abs_diff(newer->run(std::vector<Tensor>{x}, {}).at(0), naive_linear(x, other)) <= 1e-5f);
+  CHECK(max_abs_diff(one->run(std::vector<Tensor>{x}, {}).at(0), naive_linear(x, F::neg(w))) <= 1e-5f);
+  CHECK(max_abs_diff(four->run(std::vector<Tensor>{x4}, {}).at(0), naive_linear(x4, F::neg(w))) <= 1e-5f);
+  CHECK(max_abs_diff(newer->run(std::vector<Tensor>{x}, {}).at(0), naive_linear(x, F::neg(other))) <= 1e-5f);
+}
+
+TEST_CASE("a weight's transpose that only matmuls read is not copied: they read the weight in place") {
+  auto forms = std::make_shared<WeightForms>();
+  const Tensor w = Tensor::randn({33, 17}, 8);
+  auto plan = linear_plan(7, w, registry_weights(forms, {{"w", w}}, 1));
+  const exec::ValuePlan& transposed = plan->plan().values()[plan->plan().graph().ops.at(1).results.at(0)];
+  CHECK(transposed.read_through);
+  CHECK(!transposed.bound.defined());
+  CHECK(forms->forms_made() == (packs_weights() ? 1 : 0)); // only the packed B, where the AVX2 GEMM runs
+  CHECK(plan->memory().weight_bytes == size_t(33 * 17 * 4));
+  CHECK(plan->memory().constant_bytes == (packs_weights() ? size_t(17 * 48 * 4) : 0)); // 3 panels of 16
+  const Tensor x = Tensor::randn({7, 17}, 9);
+  CHECK(max_abs_diff(plan->run(std::vector<Tensor>{x}, {}).at(0), naive_linear(x, w)) <= 1e-5f);
 }
 
 TEST_CASE("plans over one weight at different batch sizes each compute their own product") {
@@ -166,12 +182,12 @@ TEST_CASE("an embedded constant's precomputed and packed forms belong to its pla
   // A kiln.constant has no name or version: each plan computes its own, once, when it is built.
   auto forms = std::make_shared<WeightForms>();
   const Tensor c = Tensor::randn({8, 4}, 6);
-  auto one = linear_plan(2, c, WeightMap(forms), true);
-  auto two = linear_plan(2, c, WeightMap(forms), true);
+  auto one = linear_plan(2, c, WeightMap(forms), true, true);
+  auto two = linear_plan(2, c, WeightMap(forms), true, true);
   CHECK(forms->forms_made() == 0);
   CHECK(bound_data(*one, 1) != bound_data(*two, 1));
   const Tensor x = Tensor::randn({2, 4}, 7);
-  CHECK(max_abs_diff(one->run(std::vector<Tensor>{x}, {}).at(0), naive_linear(x, c)) <= 1e-5f);
+  CHECK(max_abs_diff(one->run(std::vector<Tensor>{x}, {}).at(0), naive_linear(x, F::neg(c))) <= 1e-5f);
 }
 
 namespace {
