@@ -1,0 +1,99 @@
+// A warm call_into on the interpreter allocates nothing: the mlp and cnn workloads, 1,000 calls
+// each, counted by a replacement malloc (allocation_counter.hpp) on every thread. meson runs it
+// twice: as built (weights packed where the CPU has the packed GEMM) and with KILN_PACK_WEIGHTS=0
+// (Eigen's GEMM in the plan's workspace). The JIT tier's oneDNN calls still allocate (README).
+#include "allocation_counter.hpp"
+#include "cli/summary.hpp"
+#include "workloads.hpp"
+#include <cstdlib>
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include <thread>
+
+using namespace kiln;
+
+namespace {
+
+constexpr int kWarmCalls = 1000;
+
+struct Workload {
+  std::string name;
+  std::vector<int64_t> input_dims;
+};
+
+CompiledCallable<std::vector<Tensor>> compile_workload(const std::string& name, const TierPolicy& policy,
+                                                       std::span<std::byte> arena = {}) {
+  CompileOptions options;
+  options.weights = tools::deterministic_weights(name, 11);
+  options.session = std::make_shared<Session>(policy);
+  options.arena = arena;
+  return compile_staged(tools::stage_workload(name), options);
+}
+
+// The outputs of `callable` on `x` as fresh tensors (what call_into must reproduce).
+std::vector<Tensor> reference_outputs(const CompiledCallable<std::vector<Tensor>>& callable, const Tensor& x) {
+  std::vector<Tensor> outputs = callable(x);
+  for (Tensor& out : outputs)
+    out = out.clone();
+  return outputs;
+}
+
+void check_warm_calls_allocate_nothing(const CompiledCallable<std::vector<Tensor>>& callable, const Tensor& x) {
+  const std::vector<Tensor> expected = reference_outputs(callable, x);
+  std::vector<Tensor> outputs;
+  for (const Tensor& out : expected)
+    outputs.push_back(Tensor::zeros(out.dims(), out.dtype()));
+  for (int i = 0; i < 3; ++i) // the first calls fill the executable's pool of call states
+    callable.call_into(outputs, x);
+  const uint64_t allocations = test::allocations_during([&] {
+    for (int i = 0; i < kWarmCalls; ++i)
+      callable.call_into(outputs, x);
+  });
+  CHECK(allocations == 0);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    CHECK(tools::max_abs_difference(outputs[i], expected[i]) == 0.0); // same executable, same input
+  CHECK(callable.session().stats().at(0).calls >= uint64_t(kWarmCalls));
+}
+
+const Workload kWorkloads[] = {{"mlp", {8, 256}}, {"cnn", {1, 3, 64, 64}}};
+
+} // namespace
+
+void* volatile escaped = nullptr; // keeps the compiler from eliding the allocations below
+
+TEST_CASE("the counter sees allocations on any thread") {
+  const uint64_t on_a_thread = test::allocations_during([] {
+    std::thread([] {
+      for (int i = 0; i < 10; ++i) {
+        escaped = std::malloc(64);
+        std::free(escaped);
+      }
+    }).join();
+  });
+  CHECK(on_a_thread >= 10);
+  CHECK(test::allocations_during([] { escaped = Tensor::zeros({7}).raw_data(); }) >= 1);
+}
+
+TEST_CASE("1000 warm interpreter calls into caller tensors allocate nothing") {
+  for (const Workload& workload : kWorkloads) {
+    CAPTURE(workload.name);
+    const auto callable = compile_workload(workload.name, TierPolicy{.mode = JitMode::off});
+    check_warm_calls_allocate_nothing(callable, Tensor::randn(workload.input_dims, 5));
+  }
+}
+
+TEST_CASE("with a caller-owned arena, warm calls allocate nothing either") {
+  for (const Workload& workload : kWorkloads) {
+    CAPTURE(workload.name);
+    const Tensor x = Tensor::randn(workload.input_dims, 6);
+    // The plan's peak, read from a first callable, sizes the arena of the second.
+    const auto probe = compile_workload(workload.name, TierPolicy{.mode = JitMode::off});
+    probe(x);
+    const size_t arena_bytes = probe.session().stats().at(0).arena_bytes;
+    std::vector<std::byte> storage(arena_bytes + 64);
+    auto* aligned = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) / 64 * 64);
+    const auto callable =
+        compile_workload(workload.name, TierPolicy{.mode = JitMode::off}, std::span(aligned, arena_bytes));
+    check_warm_calls_allocate_nothing(callable, x);
+  }
+}
