@@ -1,6 +1,7 @@
 #include "interp/extension_runner.hpp"
 #include "interp/kernel_table.hpp"
 #include "interp/kernels/kernel_support.hpp"
+#include "interp/op_selection.hpp"
 #include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 
@@ -35,6 +36,7 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
   if (kind == ir::OpKind::constant) return {ir::params_of<ir::ConstantParams>(op).value};
   Kernel kernel = kernel_for(kind);
   std::shared_ptr<const exec::StepRunner> runner = eager_extension_runner(op, operand_types, result_types);
+  if (!kernel && !runner && !ir::has_trait(kind, ir::kNoKernel)) refuse_unbuilt_op(op);
   if (!kernel && !runner)
     throw Error(ErrorKind::unsupported, ir::op_place(op) + ": not available in eager mode (only inside a graph)");
 

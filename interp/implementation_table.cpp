@@ -4,10 +4,12 @@
 #include "interp/extension_runner.hpp"
 #include "interp/kernel_table.hpp"
 #include "interp/kernels/kernel_support.hpp"
+#include "interp/op_selection.hpp"
 #include "interp/packed_matmul.hpp"
 #include "interp/read_through_matmul.hpp"
 #include "ir/custom_ops.hpp"
 #include "kiln_config.h"
+#include "kiln_ops.h"
 #include <vector>
 
 namespace kiln::interp {
@@ -67,6 +69,9 @@ exec::StepChoice run_read_through_gemm(const exec::StepQuery& query) {
 constexpr exec::Implementation kReadThroughGemm{{"read_through_gemm"}, refuse_read_through_gemm, run_read_through_gemm};
 constexpr exec::Implementation kKernel{{"interp"}, nullptr, run_kernel};
 
+// Takes every op of a kind -Dops left out, so that planning one fails naming the op and the fix.
+exec::StepChoice refuse_unbuilt(const exec::StepQuery& query) { refuse_unbuilt_op(query.op); }
+
 } // namespace
 
 exec::CpuIsa interp_cpu_isa() {
@@ -77,17 +82,21 @@ exec::CpuIsa interp_cpu_isa() {
 // whether a new op has one) runs it; only the ops with more, or other, implementations are named.
 std::span<const exec::Implementation> interp_implementations(ir::OpKind kind) {
   static constexpr exec::Implementation kernel_only[] = {kKernel};
-  static constexpr exec::Implementation matmul[] = {kPackedGemm, kReadThroughGemm, kKernel};
-  static constexpr exec::Implementation matmul_unpacked[] = {kPackedGemmOff, kReadThroughGemm, kKernel};
   static constexpr exec::Implementation buffer_store[] = {{{"buffer_store"}, nullptr, run_buffer_store}};
   static constexpr exec::Implementation extension[] = {{{"extension"}, nullptr, run_extension}};
-  // Read at every plan, so one process can compare both.
-  if (kind == OpKind::matmul) return env::pack_weights().value_or(true) ? matmul : matmul_unpacked;
+  static constexpr exec::Implementation unbuilt[] = {{{"not_built"}, nullptr, refuse_unbuilt}};
+  if constexpr (KILN_OP_BUILT_matmul) {
+    static constexpr exec::Implementation matmul[] = {kPackedGemm, kReadThroughGemm, kKernel};
+    static constexpr exec::Implementation matmul_unpacked[] = {kPackedGemmOff, kReadThroughGemm, kKernel};
+    // Read at every plan, so one process can compare both.
+    if (kind == OpKind::matmul) return env::pack_weights().value_or(true) ? matmul : matmul_unpacked;
+  }
   if (kind == OpKind::buffer_store) return buffer_store;
   if (kind == OpKind::custom) return extension;
+  if (kernel_for(kind)) return kernel_only;
+  if (!ir::has_trait(kind, ir::kNoKernel)) return unbuilt;
   // Constants and weights are bound when planning, calls inlined before: no list.
-  return kernel_for(kind) ? std::span<const exec::Implementation>(kernel_only)
-                          : std::span<const exec::Implementation>();
+  return {};
 }
 
 namespace {
