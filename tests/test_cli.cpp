@@ -1,6 +1,7 @@
 // The kiln command line, run as a separate process on files written here.
 #include "ir/graph.hpp"
 #include "kiln_config.h"
+#include "workloads.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -399,6 +400,23 @@ TEST_CASE("kiln demo runs the mlp workload twice and the two runs agree") {
         std::string::npos);
   CHECK(result.out.find("batch 64 call 4: served by " + std::string(KILN_HAS_JIT ? "jit" : "interp")) !=
         std::string::npos);
+}
+
+TEST_CASE("kiln ops lists the kernels the mlp needs, as tools/mlp-ops.txt, then the -Dops building them") {
+  Scratch scratch;
+  tools::stage_workload("mlp").save((scratch / "mlp.mlir").string());
+  const CommandResult result = scratch.kiln("ops " + quoted(scratch / "mlp.mlir"));
+  REQUIRE_MESSAGE(result.status == 0, result.err);
+  // Each F::linear stages transpose(weight), matmul and add (the bias), gelu follows the first two; the
+  // weights are constant_external ops, which the plan binds without a kernel, and nothing folds.
+  CHECK(result.out == "add\ngelu\nmatmul\ntranspose\n-Dops=add,gelu,matmul,transpose\n");
+  // The list the minimal build is configured from (-Dops_file) cannot go stale.
+  std::string listed;
+  std::stringstream file(read_text(KILN_SOURCE_DIR "/tools/mlp-ops.txt"));
+  for (std::string line; std::getline(file, line);)
+    if (!line.empty() && line[0] != '#') listed += line + "\n";
+  CHECK(result.out.starts_with(listed));
+  CHECK(line_count(listed) == line_count(result.out) - 1);
 }
 
 TEST_CASE("kiln-check-workloads reports a missing reference folder") {

@@ -1,4 +1,4 @@
-// The kiln command line (run_cli): print, verify, run, demo, bench and debug. Every failure ends in one line
+// The kiln command line (run_cli): print, verify, ops, run, demo, bench and debug. Every failure ends in one line
 // on stderr, "kiln: error: <message>", and a non-zero exit status.
 #include "cli/cli.hpp"
 #include "bench/bench.hpp"
@@ -42,6 +42,7 @@ void print_run_result(const RunOptions& options, const RunResult& result) {
 struct Commands {
   CLI::App* print = nullptr;
   CLI::App* verify = nullptr;
+  CLI::App* ops = nullptr;
   CLI::App* run = nullptr;
   CLI::App* demo = nullptr;
   CLI::App* bench = nullptr;
@@ -113,6 +114,11 @@ void add_commands(CLI::App& app, Commands& c) {
   c.verify->add_option("graph", c.graph_path, "graph in MLIR text form")->required();
   c.verify->add_option("--extension", c.extensions, "extension library (.so) registering custom ops (repeatable)")
       ->allow_extra_args(false);
+  c.ops =
+      app.add_subcommand("ops", "list the ops whose kernels running a graph file needs, then the -Dops building them");
+  c.ops->add_option("graph", c.graph_path, "graph in MLIR text form")->required();
+  c.ops->add_option("--extension", c.extensions, "extension library (.so) registering custom ops (repeatable)")
+      ->allow_extra_args(false);
   add_run(app, c);
   c.demo = app.add_subcommand("demo", "stage, save, run and re-run the mlp workload end to end");
   add_bench(app, c);
@@ -123,6 +129,7 @@ void add_commands(CLI::App& app, Commands& c) {
 int dispatch(const Commands& c) {
   if (c.print->parsed()) print_graph_file(c.graph_path, std::cout);
   if (c.verify->parsed()) verify_graph_file(c.graph_path, c.extensions, std::cout);
+  if (c.ops->parsed()) print_graph_ops(c.graph_path, c.extensions, std::cout);
   if (c.run->parsed()) print_run_result(c.run_options, run_graph_file(c.run_options));
   if (c.demo->parsed()) return run_demo(std::cout);
   if (c.bench->parsed()) run_bench(c.bench_options, std::cout);

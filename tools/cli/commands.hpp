@@ -1,6 +1,7 @@
 #pragma once
 // The `kiln` subcommands, callable in-process (the demo runs `kiln run`'s code path this way).
 #include "cli/tier_option.hpp"
+#include "ir/graph.hpp"
 #include <istream>
 #include <kiln/compile.hpp>
 #include <memory>
@@ -65,6 +66,12 @@ void print_graph_file(const std::string& path, std::ostream& out);
 // `kiln verify`: "ok: N ops" (ops of every function); throws on a parse or verification error,
 // including a custom op that none of `extensions` (libraries loaded first) registers.
 void verify_graph_file(const std::string& path, const std::vector<std::string>& extensions, std::ostream& out);
+
+// `kiln ops`: the ops whose interpreter kernels running `module` takes (after the default passes,
+// counting those constant folding runs), sorted by name, without those the plan executor runs itself.
+std::vector<std::string> graph_ops(const ir::Module& module);
+// Prints graph_ops of the graph file one a line, then "-Dops=a,b,c" (docs/embedded.md).
+void print_graph_ops(const std::string& path, const std::vector<std::string>& extensions, std::ostream& out);
 
 // `kiln demo`: stages the mlp workload, writes it with its weights to a fresh temporary folder, runs
 // it in-process and through run_graph_file, and returns 0 when both agree to 1e-6.
