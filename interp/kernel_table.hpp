@@ -5,7 +5,8 @@
 namespace kiln::interp {
 
 // The dispatch table: the kernel of op X is interp::X. Null for ops the plan executor handles
-// itself (constant, constant_external, buffer_store, call, custom).
+// itself (constant, constant_external, buffer_store, call, custom) and for those -Dops left out
+// (op_selection.hpp).
 exec::Kernel kernel_for(ir::OpKind kind);
 // The prepare of the kernel of X (exec::KernelPrepare); null for kernels without one.
 exec::KernelPrepare prepare_for(ir::OpKind kind);
