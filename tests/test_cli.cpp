@@ -419,6 +419,21 @@ TEST_CASE("kiln ops lists the kernels the mlp needs, as tools/mlp-ops.txt, then 
   CHECK(line_count(listed) == line_count(result.out) - 1);
 }
 
+TEST_CASE("kiln ops counts the ops constant folding runs while compiling") {
+  Scratch scratch;
+  const std::string t2 = "!kiln.tensor<[2], f32>";
+  std::ofstream(scratch / "folded.mlir")
+      << "module @m {\n  func.func @f(%arg0: " << t2 << ") -> " << t2 << " {\n"
+      << "    %0 = \"kiln.constant\"() {value = dense<\"0x0000803F0000803F\"> : tensor<2xf32>} : () -> " << t2 << "\n"
+      << "    %1 = \"kiln.exp\"(%0) : (" << t2 << ") -> " << t2 << "\n"
+      << "    %2 = \"kiln.add\"(%arg0, %1) : (" << t2 << ", " << t2 << ") -> " << t2 << "\n"
+      << "    return %2 : " << t2 << "\n  }\n}\n";
+  const CommandResult result = scratch.kiln("ops " + quoted(scratch / "folded.mlir"));
+  REQUIRE_MESSAGE(result.status == 0, result.err);
+  // The passes leave constant + add, but computed exp(constant) with exp's kernel to get there.
+  CHECK(result.out == "add\nexp\n-Dops=add,exp\n");
+}
+
 TEST_CASE("kiln-check-workloads reports a missing reference folder") {
   Scratch scratch;
   const CommandResult result = scratch.run(kCheckWorkloads, quoted(scratch / "absent"));
