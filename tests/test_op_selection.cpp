@@ -2,6 +2,7 @@
 // Built in every configuration; the other suites need every kernel (-Dops=all).
 #include "interp/op_selection.hpp"
 #include "ir/ops.hpp"
+#include "kiln_config.h"
 #include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
@@ -21,10 +22,13 @@ std::vector<std::string> selected_names() {
   return names;
 }
 
-std::shared_ptr<Session> interp_session() {
-  TierPolicy policy;
-  policy.mode = JitMode::off;
-  return std::make_shared<Session>(policy, 16);
+// The interpreter alone, and where the JIT is built the JIT at once: each signature is planned on
+// the interpreter first, so the selection holds for both.
+std::vector<std::shared_ptr<Session>> sessions() {
+  std::vector<std::shared_ptr<Session>> all{std::make_shared<Session>(TierPolicy{.mode = JitMode::off})};
+  if (KILN_HAS_JIT)
+    all.push_back(std::make_shared<Session>(TierPolicy{.mode = JitMode::always, .promote_after = 0, .async = false}));
+  return all;
 }
 
 const Error& error_of(const std::function<void()>& f) {
@@ -84,9 +88,11 @@ TEST_CASE("a graph needing an op not built in parses, prints and verifies, and i
   const StagedGraph staged = stage(conv)(TensorLayout(DType::f32, {1, 1, 5, 5}));
   const StagedGraph parsed = parse_staged(staged.to_mlir(), "model.mlir");
   CHECK(parsed.to_mlir() == staged.to_mlir());
-  auto run = compile_staged(parsed, {.weights = {{"w", Tensor::randn({2, 1, 3, 3}, 1)}}, .session = interp_session()});
-  const Error& refused = error_of([&] { run(std::vector<Tensor>{Tensor::randn({1, 1, 5, 5}, 2)}); });
-  check_refusal(refused, "conv2d", kThisFile + ":" + std::to_string(kConvLine));
+  for (const std::shared_ptr<Session>& session : sessions()) {
+    auto run = compile_staged(parsed, {.weights = {{"w", Tensor::randn({2, 1, 3, 3}, 1)}}, .session = session});
+    const Error& refused = error_of([&] { run(std::vector<Tensor>{Tensor::randn({1, 1, 5, 5}, 2)}); });
+    check_refusal(refused, "conv2d", kThisFile + ":" + std::to_string(kConvLine));
+  }
 }
 
 TEST_CASE("an op not built in is refused in eager mode too") {
@@ -106,16 +112,18 @@ TEST_CASE("the ops built in run: linear then gelu, as the mlp's layers") {
       return;
     }
   const Tensor x = Tensor::randn({5, 4}, 1), w = Tensor::randn({3, 4}, 2), b = Tensor::randn({3}, 3);
-  auto run = compile(dense_gelu, {.weights = {{"w", w}, {"b", b}}, .session = interp_session()})(
-      TensorLayout(DType::f32, {"batch", 4}));
-  const Tensor y = run(x);
-  REQUIRE(y.dims() == std::vector<int64_t>{5, 3});
-  for (int64_t row = 0; row < 5; ++row)
-    for (int64_t col = 0; col < 3; ++col) {
-      double v = b.item_as_double(col);
-      for (int64_t k = 0; k < 4; ++k)
-        v += x.item_as_double(row * 4 + k) * w.item_as_double(col * 4 + k);
-      CHECK(y.item_as_double(row * 3 + col) ==
-            doctest::Approx(0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))).epsilon(1e-5));
-    }
+  for (const std::shared_ptr<Session>& session : sessions()) {
+    auto run = compile(dense_gelu,
+                       {.weights = {{"w", w}, {"b", b}}, .session = session})(TensorLayout(DType::f32, {"batch", 4}));
+    const Tensor y = run(x);
+    REQUIRE(y.dims() == std::vector<int64_t>{5, 3});
+    for (int64_t row = 0; row < 5; ++row)
+      for (int64_t col = 0; col < 3; ++col) {
+        double v = b.item_as_double(col);
+        for (int64_t k = 0; k < 4; ++k)
+          v += x.item_as_double(row * 4 + k) * w.item_as_double(col * 4 + k);
+        CHECK(y.item_as_double(row * 3 + col) ==
+              doctest::Approx(0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))).epsilon(1e-5));
+      }
+  }
 }
