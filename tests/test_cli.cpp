@@ -18,8 +18,10 @@ using namespace kiln;
 
 namespace {
 
-const std::string kKiln = KILN_BUILD_DIR "/tools/kiln";
-const std::string kCheckWorkloads = KILN_BUILD_DIR "/tools/kiln-check-workloads";
+// KILN_TEST_EXEC_PREFIX: what starts one of this build's programs ("" natively; qemu-aarch64 and
+// its sysroot in the aarch64 cross build).
+const std::string kKiln = KILN_TEST_EXEC_PREFIX KILN_BUILD_DIR "/tools/kiln";
+const std::string kCheckWorkloads = KILN_TEST_EXEC_PREFIX KILN_BUILD_DIR "/tools/kiln-check-workloads";
 const fs::path kReferenceData = KILN_SOURCE_DIR "/../shared/bench/data";
 
 struct CommandResult {

@@ -376,7 +376,8 @@ TEST_CASE("a graph promoted to the JIT tier still runs its extension op through 
 #ifdef KILN_TEST_CLI
 namespace {
 
-const std::string kKiln = KILN_BUILD_DIR "/tools/kiln";
+// KILN_TEST_EXEC_PREFIX: qemu-aarch64 and its sysroot in the aarch64 cross build, else "".
+const std::string kKiln = KILN_TEST_EXEC_PREFIX KILN_BUILD_DIR "/tools/kiln";
 
 struct CommandResult {
   int status = -1;

@@ -163,7 +163,11 @@ TEST_CASE("returning from main while promotions are in flight never crashes") {
     const pid_t child = fork();
     REQUIRE(child >= 0);
     if (child == 0) {
-      execl(KILN_TEST_EXIT_PROGRAM, KILN_TEST_EXIT_PROGRAM, static_cast<char*>(nullptr));
+      // Through the exec prefix where the build has one (qemu-aarch64 in the aarch64 cross build).
+      if (KILN_TEST_EXEC_PREFIX[0] == '\0')
+        execl(KILN_TEST_EXIT_PROGRAM, KILN_TEST_EXIT_PROGRAM, static_cast<char*>(nullptr));
+      else
+        execl("/bin/sh", "sh", "-c", KILN_TEST_EXEC_PREFIX KILN_TEST_EXIT_PROGRAM, static_cast<char*>(nullptr));
       _exit(127);
     }
     int status = 0;
