@@ -4,24 +4,9 @@
 
 namespace kiln::interp::detail {
 
+#include "interp/kernels/packed_gemm_blocking.inc"
+
 namespace {
-
-constexpr int64_t kWidth = kPackedPanelWidth;
-constexpr int kMaxRows = 6;       // 6 x 16 accumulators fill 12 of the 16 ymm registers
-constexpr int64_t kDepth = 256;   // k per pass: one panel's slice (16 KiB) stays in L1
-constexpr int64_t kRowBlock = 72; // rows per pass: their slice of a stays in L2
-
-inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-struct Tile {
-  const float* a; // packed: depth steps of kMaxRows floats, one per row
-  const float* b; // the panel's slice: depth rows of kWidth floats
-  int64_t depth;
-  float* c;
-  int64_t ldc;
-  int64_t cols;    // valid columns of this panel (the last may be narrower)
-  bool accumulate; // add to c (a later depth slice) instead of overwriting it
-};
 
 // Adds (or writes) one row of a tile to c.
 inline void store_row(const Tile& t, int r, __m256 low, __m256 high) {
@@ -84,38 +69,8 @@ void multiply_rows(int rows, const Tile& t) {
   }
 }
 
-// Rows [row, row + rows) of a's depth slice, as depth steps of kMaxRows floats: the tile then
-// reads a sequentially instead of from six rows lda apart (which share L1 sets when lda is 4 KiB).
-void pack_a(const PackedGemmF32& g, int64_t row, int rows, int64_t k0, int64_t depth, float* packed) {
-  for (int r = 0; r < rows; ++r) {
-    const float* src = g.a + (row + r) * g.lda + k0;
-    for (int64_t p = 0; p < depth; ++p)
-      packed[p * kMaxRows + r] = src[p];
-  }
-}
-
 } // namespace
 
-void packed_gemm_f32_avx2(const PackedGemmF32& g) {
-  alignas(64) static thread_local float packed_a[kRowBlock * kDepth];
-  for (int64_t k0 = 0; k0 < g.k; k0 += kDepth) {
-    const int64_t depth = min64(kDepth, g.k - k0);
-    for (int64_t block = g.row_begin; block < g.row_end; block += kRowBlock) {
-      const int64_t block_end = min64(g.row_end, block + kRowBlock);
-      for (int64_t row = block; row < block_end; row += kMaxRows)
-        pack_a(g, row, int(min64(kMaxRows, block_end - row)), k0, depth, packed_a + (row - block) * depth);
-      for (int64_t panel = g.panel_begin; panel < g.panel_end; ++panel) {
-        const int64_t col = panel * kWidth;
-        Tile t{nullptr, g.packed_b + (panel * g.k + k0) * kWidth, depth, nullptr, g.ldc, min64(kWidth, g.n - col),
-               k0 > 0};
-        for (int64_t row = block; row < block_end; row += kMaxRows) {
-          t.a = packed_a + (row - block) * depth;
-          t.c = g.c + row * g.ldc + col;
-          multiply_rows(int(min64(kMaxRows, block_end - row)), t);
-        }
-      }
-    }
-  }
-}
+void packed_gemm_f32_avx2(const PackedGemmF32& g) { packed_gemm_blocked(g, multiply_rows); }
 
 } // namespace kiln::interp::detail
