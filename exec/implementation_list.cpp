@@ -4,7 +4,11 @@ namespace kiln::exec {
 
 std::string_view cpu_isa_name(CpuIsa isa) {
   switch (isa) {
+#if defined(__aarch64__)
+  case CpuIsa::baseline: return "baseline aarch64 (NEON)";
+#else
   case CpuIsa::baseline: return "baseline x86-64";
+#endif
   case CpuIsa::avx2_fma: return "AVX2+FMA";
   case CpuIsa::avx512_core: return "AVX-512";
   }

@@ -11,7 +11,8 @@
 // the first that does. The interpreter's kernel is the last entry and takes every op.
 namespace kiln::exec {
 
-// The CPU levels implementation lists tell apart, each including the one before.
+// The CPU levels implementation lists tell apart, each including the one before. On aarch64 only
+// the baseline (with NEON) exists.
 enum class CpuIsa : uint8_t { baseline, avx2_fma, avx512_core };
 std::string_view cpu_isa_name(CpuIsa isa);
 

@@ -50,13 +50,12 @@ exec::StepChoice run_packed_gemm(const exec::StepQuery& query) {
 }
 
 // Ahead of the kernel: Eigen packs B again on every call, most of the work at small batches
-// (packed_matmul.hpp).
-constexpr exec::Implementation kPackedGemm{
-    {"packed_gemm", exec::CpuIsa::avx2_fma, "its kernel is AVX2+FMA code"}, refuse_packed_gemm, run_packed_gemm};
+// (packed_matmul.hpp). Its NEON kernel needs nothing beyond aarch64's baseline.
+constexpr exec::CpuIsa kPackedIsa = KILN_HAS_NEON_KERNELS ? exec::CpuIsa::baseline : exec::CpuIsa::avx2_fma;
+constexpr std::string_view kPackedWhy = KILN_HAS_NEON_KERNELS ? "" : "its kernel is AVX2+FMA code";
+constexpr exec::Implementation kPackedGemm{{"packed_gemm", kPackedIsa, kPackedWhy}, refuse_packed_gemm, run_packed_gemm};
 constexpr exec::Implementation kPackedGemmOff{
-    {"packed_gemm", exec::CpuIsa::avx2_fma, "its kernel is AVX2+FMA code", "KILN_PACK_WEIGHTS=0"},
-    refuse_packed_gemm,
-    run_packed_gemm};
+    {"packed_gemm", kPackedIsa, kPackedWhy, "KILN_PACK_WEIGHTS=0"}, refuse_packed_gemm, run_packed_gemm};
 
 std::optional<std::string> refuse_read_through_gemm(const exec::StepQuery& query) {
   return refuse_read_through_matmul(query.op, query.values);

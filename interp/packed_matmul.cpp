@@ -1,4 +1,5 @@
 #include "interp/packed_matmul.hpp"
+#include "exec/cpu_features.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/kernels/packed_gemm.hpp"
 #include "kiln_config.h"
@@ -8,8 +9,20 @@ namespace kiln::interp {
 
 using exec::View;
 
-#if KILN_HAS_AVX2_KERNELS
+bool cpu_runs_packed_gemm() { return KILN_HAS_NEON_KERNELS || (KILN_HAS_AVX2_KERNELS && exec::cpu_has_avx2_fma()); }
+
+#if KILN_HAS_AVX2_KERNELS || KILN_HAS_NEON_KERNELS
 namespace {
+
+// The packed kernel of this build: NEON on aarch64, else AVX2+FMA, which the implementation list
+// has checked the CPU for (packed_gemm's min_isa).
+void packed_kernel(const PackedGemmF32& gemm) {
+#if KILN_HAS_NEON_KERNELS
+  detail::packed_gemm_f32_neon(gemm);
+#else
+  detail::packed_gemm_f32_avx2(gemm);
+#endif
+}
 
 // B (k x n) in the panel layout of packed_gemm.hpp, packed from `source`: B itself, or the [n, k]
 // weight B is the transpose of.
@@ -64,7 +77,7 @@ private:
     const bool by_panels = rows < 96 && panels >= threads;
     const int64_t extent = by_panels ? panels : rows, align = by_panels ? 1 : 6;
     const int64_t blocks = std::min(threads, extent);
-    if (blocks <= 1) return detail::packed_gemm_f32_avx2(gemm);
+    if (blocks <= 1) return packed_kernel(gemm);
     const int64_t step = ((extent + blocks - 1) / blocks + align - 1) / align * align;
     exec::parallel_for(blocks, true, [&](int64_t block) {
       PackedGemmF32 part = gemm;
@@ -72,7 +85,7 @@ private:
       if (begin >= end) return;
       (by_panels ? part.panel_begin : part.row_begin) = begin;
       (by_panels ? part.panel_end : part.row_end) = end;
-      detail::packed_gemm_f32_avx2(part);
+      packed_kernel(part);
     });
   }
 
@@ -113,7 +126,7 @@ std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function& f
 std::shared_ptr<const exec::StepRunner> make_packed_matmul(const ir::Function&, const ir::Op& op,
                                                            const std::vector<exec::ValuePlan>&, runtime::WeightForms*) {
   // packed_gemm needs AVX2+FMA (its list entry's min_isa), which this build has no kernels for.
-  throw Error(ErrorKind::internal, ir::op_place(op) + ": packed matmul in a build without AVX2 kernels");
+  throw Error(ErrorKind::internal, ir::op_place(op) + ": packed matmul in a build without AVX2 or NEON kernels");
 }
 #endif
 

@@ -1,8 +1,9 @@
-#include "exec/cpu_features.hpp"
+#include "core/environment.hpp"
 #include "exec/implementation_list.hpp"
 #include "exec/plan.hpp"
 #include "exec/plan_executable.hpp"
 #include "exec/step_implementations.hpp"
+#include "interp/packed_matmul.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
 #include "runtime/executable.hpp"
@@ -77,8 +78,9 @@ std::vector<float> map(const std::vector<float>& a, float (*fn)(float)) {
   return out;
 }
 
-// Whether matmuls by bound weights run the packed AVX2 GEMM here (interp/packed_matmul.hpp).
-bool packs_weights() { return KILN_HAS_AVX2_KERNELS && exec::cpu_has_avx2_fma(); }
+// Whether matmuls by bound weights run the packed GEMM here (interp/packed_matmul.hpp); meson runs
+// the matmul cases twice, once with KILN_PACK_WEIGHTS=0.
+bool packs_weights() { return interp::cpu_runs_packed_gemm() && env::pack_weights().value_or(true); }
 
 // Blocks that are live at the same op must not share a byte.
 void check_no_conflicts(std::span<const exec::LiveInterval> intervals, const exec::ArenaLayout& layout) {

@@ -2,8 +2,8 @@
 // the session's WeightForms under (weights, versions, form), made once and shared by every plan,
 // signature and tier; set() makes a new version, an in-place change without set() is not seen.
 #include "core/environment.hpp"
-#include "exec/cpu_features.hpp"
 #include "exec/plan_executable.hpp"
+#include "interp/packed_matmul.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
 #include "runtime/weight_forms.hpp"
@@ -20,8 +20,8 @@ using runtime::WeightMap;
 
 namespace {
 
-// Whether matmuls by bound weights run the packed AVX2 GEMM here (interp/packed_matmul.hpp).
-bool packs_weights() { return KILN_HAS_AVX2_KERNELS && exec::cpu_has_avx2_fma() && env::pack_weights().value_or(true); }
+// Whether matmuls by bound weights run the packed GEMM here (interp/packed_matmul.hpp).
+bool packs_weights() { return interp::cpu_runs_packed_gemm() && env::pack_weights().value_or(true); }
 
 // Registry weights, each at `version`, their forms shared through `forms`.
 WeightMap registry_weights(const std::shared_ptr<WeightForms>& forms, const std::map<std::string, Tensor>& tensors,
@@ -127,7 +127,7 @@ TEST_CASE("plans over one weight version share its precomputed and packed forms;
   const Tensor w = Tensor::randn({3, 2}, 1), other = Tensor::randn({3, 2}, 2);
   auto one = linear_plan(1, w, registry_weights(forms, {{"w", w}}, 1), false, true);
   const uint64_t made = forms->forms_made();
-  CHECK(made == (packs_weights() ? 2 : 1)); // the neg, and the packed B where the AVX2 GEMM runs
+  CHECK(made == (packs_weights() ? 2 : 1)); // the neg, and the packed B where a packed GEMM runs
   auto four = linear_plan(4, w, registry_weights(forms, {{"w", w}}, 1), false, true);
   CHECK(forms->forms_made() == made);
   CHECK(bound_data(*four, 1) == bound_data(*one, 1));

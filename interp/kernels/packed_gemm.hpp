@@ -1,6 +1,6 @@
 #pragma once
 // Like gemm.hpp, free of kiln and standard-library headers: packed_gemm_avx2.cpp includes it while
-// compiled with -mavx2 -mfma.
+// compiled with -mavx2 -mfma. The kernels' cache blocking is packed_gemm_blocking.inc.
 #include <cstdint>
 
 namespace kiln::interp {
@@ -29,6 +29,8 @@ struct PackedGemmF32 {
 namespace detail {
 // Needs k > 0; call only where cpu_has_avx2_fma().
 void packed_gemm_f32_avx2(const PackedGemmF32& gemm);
+// Needs k > 0; built only for aarch64, whose baseline ISA is NEON.
+void packed_gemm_f32_neon(const PackedGemmF32& gemm);
 } // namespace detail
 
 } // namespace kiln::interp
