@@ -816,6 +816,47 @@ TEST_CASE("integer and half-precision reductions") {
   CHECK(f16_to_float(hs.values[0]) == 4096.0f);
 }
 
+// On aarch64 f32 max and min over rows run an explicit NEON loop (16 lanes, then a scalar tail),
+// elsewhere reduce_rows' portable lanes: both must give the exact extremum, NaN wherever the row
+// has one, at row lengths that end in every part of the loop.
+TEST_CASE("reduce_max and reduce_min over rows are exact on edge values at odd row lengths") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> specials = {0.0f, -0.0f, 1e-40f, -1e-40f, 3e38f, -3e38f, inf, -inf};
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  for (int64_t length : {1, 7, 15, 16, 17, 33, 1023}) {
+    for (int64_t nan_at : {int64_t(-1), int64_t(0), length / 2, length - 1}) {
+      CAPTURE(length);
+      CAPTURE(nan_at);
+      const int64_t rows = 3;
+      std::vector<float> values(size_t(rows * length));
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = i % 5 == 0 ? specials[(i / 5) % specials.size()] : normal(rng);
+      if (nan_at >= 0) values[size_t(length + nan_at)] = kNaNf; // row 1 only
+      std::vector<double> want_max, want_min;
+      for (int64_t r = 0; r < rows; ++r) {
+        double hi = -inf, lo = inf;
+        bool nan = false;
+        for (int64_t m = 0; m < length; ++m) {
+          const double v = values[size_t(r * length + m)];
+          nan = nan || std::isnan(v);
+          hi = std::max(hi, v);
+          lo = std::min(lo, v);
+        }
+        want_max.push_back(nan ? kNaN : hi);
+        want_min.push_back(nan ? kNaN : lo);
+      }
+      Buffer<float> x = make<float>({rows, length}, values);
+      Buffer<float> out = empty<float>({rows});
+      const Attrs last{{"axes", Attr::of_ints({1})}, {"keepdims", Attr::of_bool(false)}};
+      run(OpKind::reduce_max, last, {x.view()}, {out.view()});
+      check_close(out.values, want_max, 0.0);
+      run(OpKind::reduce_min, last, {x.view()}, {out.view()});
+      check_close(out.values, want_min, 0.0);
+    }
+  }
+}
+
 TEST_CASE("reductions propagate NaN and handle empty axes") {
   const Attrs all{{"axes", Attr::of_ints({1})}, {"keepdims", Attr::of_bool(false)}};
   Buffer<float> x = make<float>({2, 3}, {1, kNaNf, 3, 4, 5, 6});

@@ -148,7 +148,7 @@ TEST_CASE("a weight's transpose that only matmuls read is not copied: they read 
   const exec::ValuePlan& transposed = plan->plan().values()[plan->plan().graph().ops.at(1).results.at(0)];
   CHECK(transposed.read_through);
   CHECK(!transposed.bound.defined());
-  CHECK(forms->forms_made() == (packs_weights() ? 1 : 0)); // only the packed B, where the AVX2 GEMM runs
+  CHECK(forms->forms_made() == (packs_weights() ? 1 : 0)); // only the packed B, where a packed GEMM runs
   CHECK(plan->memory().weight_bytes == size_t(33 * 17 * 4));
   CHECK(plan->memory().constant_bytes == (packs_weights() ? size_t(17 * 48 * 4) : 0)); // 3 panels of 16
   const Tensor x = Tensor::randn({7, 17}, 9);

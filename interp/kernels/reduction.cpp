@@ -4,6 +4,9 @@
 #include <array>
 #include <cmath>
 #include <numeric>
+#if defined(__aarch64__)
+#include "interp/kernels/reduction_neon.hpp"
+#endif
 
 namespace kiln::interp {
 
@@ -169,11 +172,14 @@ size_t reduction_scratch_bytes(const ReducePlan& plan) {
   return 2 * size_t(pass_buffer_elements(plan.passes)) * kAccumulatorBytes;
 }
 
+// An explicit loop for a first pass over rows of f32 input (inner == 1): out[o] of x's row o.
+using RowPass = void (*)(const float* x, int64_t outer, int64_t middle, double* out);
+
 // Runs the plan's passes over x, the first from the input, into accumulators in result order: the
-// returned pointer into `scratch`.
+// returned pointer into `scratch`. `rows` (when not null) runs that first pass where it reduces rows.
 template <class E, class Acc, class Combine>
 const Acc* run_passes(const View& x, std::span<const ReducePass> passes, std::span<std::byte> scratch,
-                      Combine combine) {
+                      Combine combine, RowPass rows = nullptr) {
   const auto* data = x.as<const typename E::Storage>();
   Acc* buffers[2] = {reinterpret_cast<Acc*>(scratch.data()),
                      reinterpret_cast<Acc*>(scratch.data()) + pass_buffer_elements(passes)};
@@ -181,6 +187,12 @@ const Acc* run_passes(const View& x, std::span<const ReducePass> passes, std::sp
   for (size_t i = 0; i < passes.size(); ++i) {
     const ReducePass& p = passes[i];
     Acc* next = buffers[i % 2];
+    if constexpr (std::is_same_v<typename E::Storage, float> && std::is_same_v<Acc, double>)
+      if (!partial && rows && p.inner == 1) {
+        rows(data, p.outer, p.middle, next);
+        partial = next;
+        continue;
+      }
     if (!partial)
       reduce_middle(
           p.outer, p.middle, p.inner, [&](int64_t j) { return Acc(E::load(data[j])); }, combine, next);
@@ -215,10 +227,17 @@ template <class E> void reduce_typed(const KernelArgs& args, const ReducePlan& p
                                          std::to_string(reduction_scratch_bytes(plan)) +
                                          " bytes of scratch, the plan gave " + std::to_string(args.scratch.size()));
   const Acc* acc = nullptr;
+  RowPass row_max = nullptr, row_min = nullptr;
+#if defined(__aarch64__)
+  row_max = neon::row_extrema<true>;
+  row_min = neon::row_extrema<false>;
+#endif
   if (kind == Reduction::max)
-    acc = run_passes<E, Acc>(x, plan.passes, args.scratch, [](Acc a, Acc b) { return nan_max(a, b); });
+    acc = run_passes<E, Acc>(
+        x, plan.passes, args.scratch, [](Acc a, Acc b) { return nan_max(a, b); }, row_max);
   else if (kind == Reduction::min)
-    acc = run_passes<E, Acc>(x, plan.passes, args.scratch, [](Acc a, Acc b) { return nan_min(a, b); });
+    acc = run_passes<E, Acc>(
+        x, plan.passes, args.scratch, [](Acc a, Acc b) { return nan_min(a, b); }, row_min);
   else if (kind == Reduction::prod)
     acc = run_passes<E, Acc>(x, plan.passes, args.scratch, [](Acc a, Acc b) { return wrapping_mul(a, b); });
   else
