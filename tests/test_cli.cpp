@@ -392,8 +392,21 @@ TEST_CASE("kiln print and verify accept a staged graph and refuse a malformed on
 
 TEST_CASE("kiln demo runs the mlp workload twice and the two runs agree") {
   Scratch scratch;
-  const CommandResult result = scratch.kiln("demo");
+  // --out keeps the files (tools/run-tests-aarch64 runs them on another machine); without it the
+  // demo writes to a fresh temporary folder.
+  const CommandResult result = scratch.kiln("demo --out " + quoted(scratch / "mlp"));
   REQUIRE_MESSAGE(result.status == 0, result.out << result.err);
+  for (const char* name : {"model.mlir", "weights.safetensors", "x.npy", "out.npy"})
+    CHECK(fs::exists(scratch / "mlp" / name));
+  const fs::path mlp = scratch / "mlp";
+  const CommandResult again =
+      scratch.kiln("run " + quoted(mlp / "model.mlir") + " --weights " + quoted(mlp / "weights.safetensors") +
+                   " --input 0=" + quoted(mlp / "x.npy") + " --output " + quoted(mlp / "again.npy"));
+  REQUIRE_MESSAGE(again.status == 0, again.err);
+  const CommandResult same =
+      scratch.kiln("compare " + quoted(mlp / "out.npy") + " " + quoted(mlp / "again.npy") + " --atol 1e-5");
+  CHECK(same.status == 0);
+  CHECK(same.out.find("max abs difference ") == 0);
   CHECK(result.out.find("interpreter output: f32 [8, 10]") != std::string::npos);
   CHECK(result.out.find("(ok)") != std::string::npos);
   CHECK(result.out.find("func.func @mlp") != std::string::npos);
@@ -434,6 +447,24 @@ TEST_CASE("kiln ops counts the ops constant folding runs while compiling") {
   REQUIRE_MESSAGE(result.status == 0, result.err);
   // The passes leave constant + add, but computed exp(constant) with exp's kernel to get there.
   CHECK(result.out == "add\nexp\n-Dops=add,exp\n");
+}
+
+TEST_CASE("kiln compare passes within --atol and fails over it, on NaN and on other shapes") {
+  Scratch scratch;
+  save_npy((scratch / "a.npy").string(), Tensor::from_vector<float>({1.0f, 2.0f}, {2}));
+  save_npy((scratch / "b.npy").string(), Tensor::from_vector<float>({1.0f, 2.5f}, {2}));
+  save_npy((scratch / "nan.npy").string(),
+           Tensor::from_vector<float>({1.0f, std::numeric_limits<float>::quiet_NaN()}, {2}));
+  save_npy((scratch / "long.npy").string(), Tensor::from_vector<float>({1.0f, 2.0f, 3.0f}, {3}));
+  const std::string a = quoted(scratch / "a.npy") + " ";
+  const CommandResult over = scratch.kiln("compare " + a + quoted(scratch / "b.npy") + " --atol 0.1");
+  CHECK(over.status == 1);
+  CHECK(over.out == "max abs difference 0.5 over 2 values (OVER 0.1)\n");
+  CHECK(scratch.kiln("compare " + a + quoted(scratch / "b.npy") + " --atol 0.5").status == 0);
+  CHECK(scratch.kiln("compare " + a + quoted(scratch / "nan.npy") + " --atol 1").status == 1);
+  const CommandResult shapes = scratch.kiln("compare " + a + quoted(scratch / "long.npy") + " --atol 1");
+  CHECK(shapes.status == 1);
+  CHECK(shapes.err.find("cannot compare tensors of shapes") != std::string::npos);
 }
 
 TEST_CASE("kiln-check-workloads reports a missing reference folder") {

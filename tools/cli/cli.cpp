@@ -1,4 +1,4 @@
-// The kiln command line (run_cli): print, verify, ops, run, demo, bench and debug. Every failure ends in one line
+// The kiln command line (run_cli): print, verify, ops, run, demo, compare, bench and debug. Every failure ends in one line
 // on stderr, "kiln: error: <message>", and a non-zero exit status.
 #include "cli/cli.hpp"
 #include "bench/bench.hpp"
@@ -47,7 +47,10 @@ struct Commands {
   CLI::App* demo = nullptr;
   CLI::App* bench = nullptr;
   CLI::App* debug = nullptr;
+  CLI::App* compare = nullptr;
   DebugOptions debug_options;
+  DemoOptions demo_options;
+  CompareOptions compare_options;
   std::string graph_path;
   std::vector<std::string> extensions; // kiln verify --extension
   RunOptions run_options;
@@ -121,6 +124,15 @@ void add_commands(CLI::App& app, Commands& c) {
       ->allow_extra_args(false);
   add_run(app, c);
   c.demo = app.add_subcommand("demo", "stage, save, run and re-run the mlp workload end to end");
+  c.demo->add_option("--out", c.demo_options.out_folder,
+                     "folder to write model.mlir, weights.safetensors, x.npy and out.npy to (kept; default: a fresh "
+                     "temporary folder)");
+  c.compare = app.add_subcommand("compare", "compare two .npy files element by element");
+  c.compare->add_option("expected", c.compare_options.expected_path, "the reference .npy")->required();
+  c.compare->add_option("actual", c.compare_options.actual_path, "the .npy to check")->required();
+  c.compare->add_option("--atol", c.compare_options.atol, "largest max abs difference that passes")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
   add_bench(app, c);
   add_debug(app, c);
   app.require_subcommand(1);
@@ -131,7 +143,8 @@ int dispatch(const Commands& c) {
   if (c.verify->parsed()) verify_graph_file(c.graph_path, c.extensions, std::cout);
   if (c.ops->parsed()) print_graph_ops(c.graph_path, c.extensions, std::cout);
   if (c.run->parsed()) print_run_result(c.run_options, run_graph_file(c.run_options));
-  if (c.demo->parsed()) return run_demo(std::cout);
+  if (c.demo->parsed()) return run_demo(c.demo_options, std::cout);
+  if (c.compare->parsed()) return compare_npy_files(c.compare_options, std::cout);
   if (c.bench->parsed()) run_bench(c.bench_options, std::cout);
   if (c.debug->parsed()) return debug_graph_file(c.debug_options, std::cin, std::cout, isatty(STDIN_FILENO) == 1);
   return EXIT_SUCCESS;

@@ -73,8 +73,24 @@ std::vector<std::string> graph_ops(const ir::Module& module);
 // Prints graph_ops of the graph file one a line, then "-Dops=a,b,c" (docs/embedded.md).
 void print_graph_ops(const std::string& path, const std::vector<std::string>& extensions, std::ostream& out);
 
-// `kiln demo`: stages the mlp workload, writes it with its weights to a fresh temporary folder, runs
-// it in-process and through run_graph_file, and returns 0 when both agree to 1e-6.
-int run_demo(std::ostream& out);
+struct DemoOptions {
+  // Where the files go (made if missing): model.mlir, weights.safetensors, x.npy and out.npy stay
+  // there for another build to run and compare (tools/run-tests-aarch64). Empty: a fresh temporary
+  // folder.
+  std::string out_folder;
+};
+
+// `kiln demo`: stages the mlp workload, writes it with its weights and an input to a folder, runs
+// it in-process and through run_graph_file (writing out.npy), and returns 0 when both agree to 1e-6.
+int run_demo(const DemoOptions& options, std::ostream& out);
+
+struct CompareOptions {
+  std::string expected_path, actual_path;
+  double atol = 0;
+};
+
+// `kiln compare`: prints the max abs difference of two .npy files of one shape; returns 0 when it
+// is at most atol, 1 otherwise (NaN in either file counts as over).
+int compare_npy_files(const CompareOptions& options, std::ostream& out);
 
 } // namespace kiln::tools

@@ -83,8 +83,11 @@ bool demo_compiled_module(const std::map<std::string, Tensor>& weights, std::ost
 
 } // namespace
 
-int run_demo(std::ostream& out) {
-  const fs::path folder = make_fresh_folder();
+int run_demo(const DemoOptions& options, std::ostream& out) {
+  const fs::path folder = options.out_folder.empty() ? make_fresh_folder() : fs::path(options.out_folder);
+  std::error_code made_error;
+  fs::create_directories(folder, made_error);
+  if (made_error) throw Error(ErrorKind::io, folder.string() + ": cannot create the folder: " + made_error.message());
   const std::string graph_path = (folder / "model.mlir").string(),
                     weights_path = (folder / "weights.safetensors").string(), input_path = (folder / "x.npy").string(),
                     output_path = (folder / "out.npy").string();
