@@ -22,6 +22,7 @@ struct GemmF32 {
 };
 
 // Picks the widest Eigen build this CPU runs (AVX2+FMA on x86-64 where compiled in, else baseline).
+// On aarch64 the baseline build is already NEON code: Eigen has its own NEON GEMM kernels.
 void gemm_f32(const GemmF32& gemm);
 // The workspace gemm_f32 uses for this product (its dims and threads), split across its blocks.
 size_t gemm_workspace_bytes(const GemmF32& gemm);
