@@ -53,7 +53,8 @@ exec::StepChoice run_packed_gemm(const exec::StepQuery& query) {
 // (packed_matmul.hpp). Its NEON kernel needs nothing beyond aarch64's baseline.
 constexpr exec::CpuIsa kPackedIsa = KILN_HAS_NEON_KERNELS ? exec::CpuIsa::baseline : exec::CpuIsa::avx2_fma;
 constexpr std::string_view kPackedWhy = KILN_HAS_NEON_KERNELS ? "" : "its kernel is AVX2+FMA code";
-constexpr exec::Implementation kPackedGemm{{"packed_gemm", kPackedIsa, kPackedWhy}, refuse_packed_gemm, run_packed_gemm};
+constexpr exec::Implementation kPackedGemm{
+    {"packed_gemm", kPackedIsa, kPackedWhy}, refuse_packed_gemm, run_packed_gemm};
 constexpr exec::Implementation kPackedGemmOff{
     {"packed_gemm", kPackedIsa, kPackedWhy, "KILN_PACK_WEIGHTS=0"}, refuse_packed_gemm, run_packed_gemm};
 

@@ -178,8 +178,8 @@ using RowPass = void (*)(const float* x, int64_t outer, int64_t middle, double* 
 // Runs the plan's passes over x, the first from the input, into accumulators in result order: the
 // returned pointer into `scratch`. `rows` (when not null) runs that first pass where it reduces rows.
 template <class E, class Acc, class Combine>
-const Acc* run_passes(const View& x, std::span<const ReducePass> passes, std::span<std::byte> scratch,
-                      Combine combine, RowPass rows = nullptr) {
+const Acc* run_passes(const View& x, std::span<const ReducePass> passes, std::span<std::byte> scratch, Combine combine,
+                      RowPass rows = nullptr) {
   const auto* data = x.as<const typename E::Storage>();
   Acc* buffers[2] = {reinterpret_cast<Acc*>(scratch.data()),
                      reinterpret_cast<Acc*>(scratch.data()) + pass_buffer_elements(passes)};

@@ -1,5 +1,5 @@
-// The kiln command line (run_cli): print, verify, ops, run, demo, compare, bench and debug. Every failure ends in one line
-// on stderr, "kiln: error: <message>", and a non-zero exit status.
+// The kiln command line (run_cli): print, verify, ops, run, demo, compare, bench and debug. Every failure ends in one
+// line on stderr, "kiln: error: <message>", and a non-zero exit status.
 #include "cli/cli.hpp"
 #include "bench/bench.hpp"
 #include "cli/commands.hpp"
