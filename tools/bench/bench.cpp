@@ -99,14 +99,16 @@ std::string lowerings_text(const std::map<std::string, int>& ops_per_lowering) {
 
 void print_table(const std::vector<CaseResult>& results, std::ostream& out) {
   char line[512];
-  std::snprintf(line, sizeof line, "%-12s %-18s %-6s %10s %10s %7s %11s %9s  %s\n", "workload", "input", "tier",
-                "first ms", "median ms", "calls", "arena KiB", "jit ms", "ops per lowering");
+  std::snprintf(line, sizeof line, "%-12s %-18s %-6s %10s %10s %7s %11s %11s %11s %9s  %s\n", "workload", "input",
+                "tier", "first ms", "median ms", "calls", "arena KiB", "weight KiB", "const KiB", "jit ms",
+                "ops per lowering");
   out << line;
   for (const CaseResult& r : results) {
-    std::snprintf(line, sizeof line, "%-12s %-18s %-6s %10.3f %10.4f %7zu %11.1f %9.2f  %s\n", r.workload.c_str(),
-                  shape_to_string(shape_from_dims(r.input_dims)).c_str(), r.stats.tier.c_str(), r.first_call_ms,
-                  r.median_ms, r.timed_calls, double(r.stats.arena_bytes) / 1024.0, r.stats.jit_compile_ms,
-                  lowerings_text(r.stats.ops_per_lowering).c_str());
+    std::snprintf(line, sizeof line, "%-12s %-18s %-6s %10.3f %10.4f %7zu %11.1f %11.1f %11.1f %9.2f  %s\n",
+                  r.workload.c_str(), shape_to_string(shape_from_dims(r.input_dims)).c_str(), r.stats.tier.c_str(),
+                  r.first_call_ms, r.median_ms, r.timed_calls, double(r.stats.arena_bytes) / 1024.0,
+                  double(r.stats.weight_bytes) / 1024.0, double(r.stats.constant_bytes) / 1024.0,
+                  r.stats.jit_compile_ms, lowerings_text(r.stats.ops_per_lowering).c_str());
     out << line;
     if (!r.stats.jit_error.empty())
       out << "  (" << r.workload << ": JIT promotion failed: " << r.stats.jit_error << ")\n";
@@ -131,6 +133,8 @@ nlohmann::json to_json(const BenchOptions& options, const std::vector<CaseResult
                      {"median_ms", r.median_ms},
                      {"timed_calls", r.timed_calls},
                      {"arena_peak_bytes", r.stats.arena_bytes},
+                     {"weight_bytes", r.stats.weight_bytes},
+                     {"constant_bytes", r.stats.constant_bytes},
                      {"interp_compile_ms", r.stats.interp_compile_ms},
                      {"jit_compile_ms", r.stats.jit_compile_ms},
                      {"ops_per_lowering", r.stats.ops_per_lowering},
