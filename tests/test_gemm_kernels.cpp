@@ -184,3 +184,37 @@ TEST_CASE("every GEMM path propagates NaN and infinities as the naive loop does"
     }
   }
 }
+
+// gemm_f32 split across the pool's threads, each block packing into its own slice of a plan's
+// workspace (GemmF32::workspace): the convolutions' GEMMs of mobilenet_v2 at batch 1 (pointwise
+// [out, in] x [in, plane], and the first 3x3 with k = 27), whose last block is narrower than the
+// others and which once packed past its slice (NaN at two threads). A canary after the workspace
+// catches a total that is too small.
+TEST_CASE("a GEMM split across threads stays within its workspace and agrees with the naive loop") {
+  std::mt19937 rng(224);
+  const std::vector<Shape> shapes = {{32, 12544, 27}, {16, 12544, 32}, {96, 12544, 16}, {24, 3136, 96},
+                                     {144, 3136, 24}, {32, 784, 144},  {64, 196, 192},  {96, 196, 384},
+                                     {160, 49, 576},  {960, 49, 160},  {1280, 49, 320}, {1023, 17, 1023}};
+  for (const Shape& s : shapes) {
+    INFO("m " << s.m << ", n " << s.n << ", k " << s.k);
+    const std::vector<float> a = finite_values(s.m * s.k, rng), b = finite_values(s.k * s.n, rng);
+    GemmF32 gemm{.m = s.m, .n = s.n, .k = s.k, .lda = s.k, .ldb = s.n, .ldc = s.n, .threads = 2};
+    const size_t floats = gemm_workspace_bytes(gemm) / sizeof(float);
+    std::vector<float> workspace(floats + 64, kNaN);
+    std::vector<float> c(size_t(s.m * s.n), kNaN);
+    gemm.a = a.data();
+    gemm.b = b.data();
+    gemm.c = c.data();
+    gemm.workspace = floats ? workspace.data() : nullptr;
+    gemm_f32(gemm);
+    int64_t canary_overwritten = 0;
+    for (size_t i = floats; i < workspace.size(); ++i)
+      canary_overwritten += !std::isnan(workspace[i]);
+    CHECK(canary_overwritten == 0);
+    const Naive want = naive_gemm(a, b, s);
+    int64_t bad = 0;
+    for (size_t i = 0; i < c.size(); ++i)
+      bad += !(std::fabs(double(c[i]) - want.values[i]) <= 1e-6 * want.magnitudes[i] + 1e-30);
+    CHECK(bad == 0);
+  }
+}

@@ -62,15 +62,23 @@ BlockSplit block_split(const GemmF32& gemm) {
   return {split_columns, blocks, step};
 }
 
+GemmF32 block_of(const GemmF32& gemm, const BlockSplit& split, int64_t begin) {
+  const int64_t extent = split.columns ? gemm.n : gemm.m, end = std::min(extent, begin + split.step);
+  return split.columns ? column_block(gemm, begin, end) : row_block(gemm, begin, end);
+}
+
 } // namespace
 
 size_t gemm_workspace_bytes(const GemmF32& gemm) {
   const BlockSplit split = block_split(gemm);
   if (split.count == 1) return size_t(workspace_floats_one_thread(gemm)) * sizeof(float);
-  // Every block gets the workspace of the first, the largest.
-  const GemmF32 first = split.columns ? column_block(gemm, 0, std::min(gemm.n, split.step))
-                                      : row_block(gemm, 0, std::min(gemm.m, split.step));
-  return size_t(split.count * workspace_floats_one_thread(first)) * sizeof(float);
+  // Every block gets the most any block needs: the blocks are alike but the last, and Eigen's
+  // blocking is not monotonic in the sizes (a narrower product may take deeper blocks).
+  const int64_t extent = split.columns ? gemm.n : gemm.m;
+  const int64_t last_begin = (extent - 1) / split.step * split.step;
+  const int64_t per_block = std::max(workspace_floats_one_thread(block_of(gemm, split, 0)),
+                                     workspace_floats_one_thread(block_of(gemm, split, last_begin)));
+  return size_t(split.count * per_block) * sizeof(float);
 }
 
 void gemm_f32(const GemmF32& gemm) {
@@ -79,9 +87,9 @@ void gemm_f32(const GemmF32& gemm) {
   const int64_t extent = split.columns ? gemm.n : gemm.m;
   const int64_t block_floats = gemm.workspace ? int64_t(gemm_workspace_bytes(gemm) / sizeof(float)) / split.count : 0;
   exec::parallel_for(split.count, true, [&](int64_t block) {
-    const int64_t begin = std::min(extent, block * split.step), end = std::min(extent, begin + split.step);
-    if (begin >= end) return;
-    GemmF32 part = split.columns ? column_block(gemm, begin, end) : row_block(gemm, begin, end);
+    const int64_t begin = std::min(extent, block * split.step);
+    if (begin >= extent) return;
+    GemmF32 part = block_of(gemm, split, begin);
     if (gemm.workspace) part.workspace = gemm.workspace + block * block_floats;
     gemm_one_thread(part);
   });
