@@ -54,14 +54,8 @@ void check_fits_arena(const runtime::Executable& exe, size_t capacity, const Cac
 // Whether `tensors` have exactly these (static) types, compared without allocating.
 bool have_types(std::span<const Tensor> tensors, const std::vector<ir::ValueType>& types) {
   if (tensors.size() != types.size()) return false;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
-    if (!t.defined() || !t.is_concrete() || t.dtype() != types[i].dtype) return false;
-    const Shape& shape = t.shape();
-    if (shape.size() != types[i].shape.size()) return false;
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (!(shape[d] == types[i].shape[d])) return false;
-  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (!runtime::has_type(tensors[i], types[i])) return false;
   return true;
 }
 

@@ -3,16 +3,17 @@
 
 namespace kiln::runtime {
 
-namespace {
-
-// The type an output must have: static dims, which specialize guarantees.
 bool has_type(const Tensor& tensor, const ir::ValueType& type) {
-  if (tensor.dtype() != type.dtype || tensor.rank() != int64_t(type.shape.size())) return false;
+  if (!tensor.defined() || !tensor.is_concrete() || tensor.dtype() != type.dtype ||
+      tensor.rank() != int64_t(type.shape.size()))
+    return false;
   const Shape& shape = tensor.shape();
   for (size_t d = 0; d < type.shape.size(); ++d)
     if (!(shape[d] == type.shape[d])) return false;
   return true;
 }
+
+namespace {
 
 struct ByteRange {
   const std::byte* begin = nullptr;

@@ -67,6 +67,10 @@ public:
 // Fresh, uninitialised tensors for the outputs of a static graph.
 std::vector<Tensor> make_outputs(const ir::Function& graph);
 
+// Whether `tensor` is concrete and of exactly this static type; compares without allocating (the
+// steady-state call checks its arguments and outputs with it).
+bool has_type(const Tensor& tensor, const ir::ValueType& type);
+
 // kiln::Error(spec) unless `outputs` can take the outputs of `graph` run on `inputs`: one defined,
 // concrete tensor per output, of its dtype and dims, sharing no memory with an input or another
 // output (a kernel would read what it has already overwritten).
