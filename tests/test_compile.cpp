@@ -1,3 +1,4 @@
+#include "error_message.hpp"
 #include "kiln_config.h"
 #include <algorithm>
 #include <atomic>
@@ -9,15 +10,6 @@
 using namespace kiln;
 
 namespace {
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 std::shared_ptr<Session> interp_session() {
   TierPolicy p;

@@ -1,6 +1,7 @@
 // Memory a user can plan: call_into's caller-provided outputs, a caller-owned arena checked when a
 // signature is built, the arena/weight/constant figures in the statistics, and weights used in
 // place from a mapped safetensors file.
+#include "error_message.hpp"
 #include "kiln_config.h"
 #include "scoped_env.hpp"
 #include <cmath>
@@ -15,15 +16,6 @@
 using namespace kiln;
 
 namespace {
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 std::shared_ptr<Session> interp_session() { return std::make_shared<Session>(TierPolicy{.mode = JitMode::off}); }
 

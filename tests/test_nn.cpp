@@ -1,5 +1,6 @@
 // kiln::nn modules: each layer's eager forward against naive loops, the traced and compiled forward
 // against the eager one in both tiers, full names in nested trees, state_dict loading and files.
+#include "error_message.hpp"
 #include "kiln_config.h"
 #include <algorithm>
 #include <array>
@@ -88,15 +89,6 @@ struct TempDir {
   std::string file(const std::string& name) const { return (path / name).string(); }
   fs::path path;
 };
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 Tensor naive_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t rows = x.dim(0), in = x.dim(1), out = weight.dim(0);

@@ -1,3 +1,4 @@
+#include "error_message.hpp"
 #include "ir/eager_evaluator.hpp"
 #include "ir/graph.hpp"
 #include "ir/ops.hpp"
@@ -20,15 +21,6 @@ int count_kind(const ir::Function& fn, ir::OpKind kind) {
   for (const ir::Op& op : fn.ops)
     n += op.kind == kind;
   return n;
-}
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 } // namespace
