@@ -1,5 +1,6 @@
 // debug::compare_tiers finds the op where the tiers part, on the differences README's table lists.
 #include "jit/tier/lowering_fault.hpp"
+#include "scoped_env.hpp"
 #include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
@@ -105,7 +106,9 @@ TEST_CASE("compare_tiers checks its inputs like a call") {
 }
 
 TEST_CASE("compare_tiers names a relu fused into a matmul that turns NaN into 0") {
-  // README's table: oneDNN's relu post-op computes max(x, 0).
+  // README's table: oneDNN's relu post-op computes max(x, 0). Below AVX-512 the JIT leaves the
+  // matmul to the interpreter's GEMM unless told otherwise, so oneDNN is forced here.
+  ScopedEnv dnnl_matmul("KILN_JIT_MATMUL", "dnnl");
   std::string line;
   auto fn = [&line](Tensor x, Tensor w) {
     Tensor h = F::matmul(x, w);
@@ -122,4 +125,14 @@ TEST_CASE("compare_tiers names a relu fused into a matmul that turns NaN into 0"
   CHECK(difference->narrowed);
   CHECK(std::isnan(difference->interp.data<float>()[difference->first_index]));
   CHECK(difference->jit.data<float>()[difference->first_index] == 0.0f);
+}
+
+TEST_CASE("compare_tiers finds no difference where the interpreter's GEMM runs the matmul and relu") {
+  // The JIT's other matmul path (every CPU below AVX-512 by default) keeps the NaN as the interpreter.
+  ScopedEnv interp_matmul("KILN_JIT_MATMUL", "interp");
+  auto fn = [](Tensor x, Tensor w) { return F::relu(F::matmul(x, w)); };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = Tensor::from_vector<float>({1, 2, nan, 4, 5, 6}, {2, 3});
+  const Tensor w = Tensor::randn({3, 4}, 9);
+  CHECK_FALSE(debug::compare_tiers(compiled(fn, x.layout(), w.layout()), {x, w}).has_value());
 }
