@@ -95,6 +95,7 @@ class CompiledModule:
         self._forward = JitFunction(module, session=self._session, **options)
 
     def __call__(self, *args):
+        self._module._check_modes()  # a graph traced in eval mode must not serve a later .train()
         return self._forward(*args)
 
     @property
