@@ -1,4 +1,5 @@
-// The README's "Modules" example as a complete program (built and run by the test suite).
+// The example of docs/modules.md as a complete program (built and run by the test suite;
+// tools/check-docs checks that the doc shows its lines).
 #include <iostream>
 #include <kiln/kiln.hpp>
 using namespace kiln;

@@ -1,4 +1,5 @@
-// The README's example as a complete program (built and run by the test suite).
+// The README's example as a complete program (built and run by the test suite; tools/check-docs
+// checks that the README shows its lines).
 #include <iostream>
 #include <kiln/kiln.hpp>
 using namespace kiln;

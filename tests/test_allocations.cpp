@@ -1,7 +1,7 @@
 // A warm call_into on the interpreter allocates nothing: the mlp and cnn workloads, 1,000 calls
 // each, counted by a replacement malloc (allocation_counter.hpp) on every thread. meson runs it
 // twice: as built (weights packed where the CPU has the packed GEMM) and with KILN_PACK_WEIGHTS=0
-// (Eigen's GEMM in the plan's workspace). The JIT tier's oneDNN calls still allocate (README).
+// (Eigen's GEMM in the plan's workspace). The JIT tier's oneDNN calls still allocate (docs/deploying.md).
 #include "allocation_counter.hpp"
 #include "cli/summary.hpp"
 #include "workloads.hpp"
@@ -106,7 +106,7 @@ TEST_CASE("with a caller-owned arena, warm calls allocate nothing either") {
   }
 }
 
-TEST_CASE("the README's device loop: files, a static arena, call_into allocating nothing") {
+TEST_CASE("the device loop of docs/deploying.md: files, a static arena, call_into allocating nothing") {
   const std::string folder = "/tmp/kiln-test-device-" + std::to_string(::getpid());
   std::filesystem::create_directories(folder);
   const auto weights = tools::deterministic_weights("mlp", 12);
@@ -114,7 +114,7 @@ TEST_CASE("the README's device loop: files, a static arena, call_into allocating
   save_safetensors(folder + "/weights.safetensors", weights);
   const Tensor x = Tensor::randn({8, 256}, 13);
 
-  // As README "Deploying to a device" writes it.
+  // As docs/deploying.md writes it.
   alignas(64) static std::byte arena[2 << 20];
   auto session = std::make_shared<Session>(TierPolicy{.mode = JitMode::off});
   session->weights().load_safetensors(folder + "/weights.safetensors");

@@ -1,4 +1,5 @@
-// debug::compare_tiers finds the op where the tiers part, on the differences README's table lists.
+// debug::compare_tiers finds the op where the tiers part, on the differences
+// docs/tier-differences.md lists.
 #include "jit/tier/lowering_fault.hpp"
 #include "scoped_env.hpp"
 #include <cmath>
@@ -30,7 +31,7 @@ TEST_CASE("compare_tiers returns nothing where the tiers agree") {
 }
 
 TEST_CASE("compare_tiers names a layer_norm of rows far from zero and its source line") {
-  // README's table: oneDNN's layer normalisation loses the mean's rounding at mean 1e4.
+  // docs/tier-differences.md: oneDNN's layer normalisation loses the mean's rounding at mean 1e4.
   std::string line;
   auto fn = [&line](Tensor x) {
     Tensor h = x + 1e4;
@@ -62,7 +63,7 @@ TEST_CASE("compare_tiers finds the op inside a fused step where the difference s
   CHECK(difference->narrowed);
   CHECK(difference->fused_step == "kiln.mul %1, kiln.sin %2, kiln.add %4");
   CHECK(difference->first_index == 1);
-  CHECK(std::isnan(difference->jit.data<float>()[1])); // README: NaN beyond 2^24, not a wrong value
+  CHECK(std::isnan(difference->jit.data<float>()[1])); // docs/tier-differences.md: NaN beyond 2^24, not a wrong value
   CHECK(difference->message().find("inside a step the JIT fused") != std::string::npos);
 }
 
@@ -106,8 +107,8 @@ TEST_CASE("compare_tiers checks its inputs like a call") {
 }
 
 TEST_CASE("compare_tiers names a relu fused into a matmul that turns NaN into 0") {
-  // README's table: oneDNN's relu post-op computes max(x, 0). Below AVX-512 the JIT leaves the
-  // matmul to the interpreter's GEMM unless told otherwise, so oneDNN is forced here.
+  // docs/tier-differences.md: oneDNN's relu post-op computes max(x, 0). Below AVX-512 the JIT
+  // leaves the matmul to the interpreter's GEMM unless told otherwise, so oneDNN is forced here.
   ScopedEnv dnnl_matmul("KILN_JIT_MATMUL", "dnnl");
   std::string line;
   auto fn = [&line](Tensor x, Tensor w) {

@@ -198,7 +198,7 @@ TEST_CASE("an out-of-range embedding index is an error: eagerly as torch, in gra
     auto compiled = compile(fn, {.session = session_in(mode)});
     CHECK_THROWS_WITH_AS(compiled(beyond.layout(), weight.layout())(beyond, weight),
                          doctest::Contains("index 7 is out of range for axis 0 of size 7"), Error);
-    // Staged, gather's rule: -1 is the last row (torch raises; the README says so).
+    // Staged, gather's rule: -1 is the last row (torch raises; docs/tier-differences.md says so).
     CHECK(values_of(compiled(negative.layout(), weight.layout())(negative, weight)) ==
           embedding_reference({6}, weight));
   }

@@ -521,7 +521,8 @@ TEST_CASE("hardsigmoid fuses into an elementwise kernel and into a convolution a
   auto conv_gate = [](Tensor x) { return F::hardsigmoid(conv_layer(x, "c1", 3, 8, 1)); };
   Tensor x = with_finite_edge_values(Tensor::randn({2, 3, 9, 9}, 52));
   check_agreement(run_both_tiers(conv_gate, conv_stack_weights(), x), "dnnl.conv2d", 2); // conv, hardsigmoid
-  // The post-ops clip (x + 3) to [0, 6], so a NaN becomes 0 there, as with clamp (README).
+  // The post-ops clip (x + 3) to [0, 6], so a NaN becomes 0 there, as with clamp
+  // (docs/tier-differences.md).
   x.data<float>()[12] = std::nanf("");
   const TierComparison both = run_both_tiers(conv_gate, conv_stack_weights(), x);
   CHECK(std::isnan(both.interp.data<float>()[12]));

@@ -1,7 +1,8 @@
 // Every op of the op table on both tiers, like ggml's test-backend-ops: random inputs at odd sizes
 // (1, 7, 17, 1023), broadcasting, and edge values (0, -0, +-large, NaN, +-Inf, denormals), the JIT
 // tier's results compared with the interpreter's. The switch over OpKind has no default, so a new
-// op cannot be left out. Known differences are pinned here and listed in the README.
+// op cannot be left out. Known differences are pinned here and listed in
+// docs/tier-differences.md.
 #include "ir/ops.hpp"
 #include <cmath>
 #include <doctest/doctest.h>
@@ -88,7 +89,7 @@ Tensor sample(const std::vector<int64_t>& dims, uint64_t seed, float lo = -4.0f,
 
 const std::vector<std::vector<int64_t>> kElementwiseShapes = {{1}, {7}, {17}, {1023}, {7, 17}};
 
-// Edge values but those where the tiers differ on purpose (the README's table, pinned below).
+// Edge values but those where the tiers differ on purpose (docs/tier-differences.md's table, pinned below).
 Tensor without_documented_differences(Tensor x, OpKind kind) {
   for (int64_t i = 0; i < x.numel(); ++i) {
     float& v = x.data<float>()[i];
@@ -435,7 +436,7 @@ template <class Fn, class... Inputs> std::pair<Tensor, Tensor> on_both_tiers(Fn 
 
 } // namespace
 
-// The README's table of known differences, one check each: if a tier changes, the table must too.
+// docs/tier-differences.md's table of known differences, one check each: if a tier changes, the table must too.
 TEST_CASE("documented tier differences: sin and cos beyond 2^24") {
   const Tensor x = Tensor::from_vector<float>({1e30f, -3e7f, 1e9f}, {3});
   const auto [interp, jit] = on_both_tiers([](Tensor t) { return F::sin(t); }, x);

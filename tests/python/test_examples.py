@@ -1,4 +1,4 @@
-"""The scripts of examples/python run and print what the README shows."""
+"""The scripts of examples/python run and print what the README and docs/python.md show."""
 import os
 import subprocess
 import sys
