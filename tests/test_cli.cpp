@@ -1,4 +1,5 @@
 // The kiln command line, run as a separate process on files written here.
+#include "bench_data.hpp"
 #include "ir/graph.hpp"
 #include "kiln_config.h"
 #include "workloads.hpp"
@@ -22,7 +23,6 @@ namespace {
 // its sysroot in the aarch64 cross build).
 const std::string kKiln = KILN_TEST_EXEC_PREFIX KILN_BUILD_DIR "/tools/kiln";
 const std::string kCheckWorkloads = KILN_TEST_EXEC_PREFIX KILN_BUILD_DIR "/tools/kiln-check-workloads";
-const fs::path kReferenceData = KILN_SOURCE_DIR "/../shared/bench/data";
 
 struct CommandResult {
   int status = -1;
@@ -488,12 +488,13 @@ TEST_CASE("kiln-check-workloads skips a workload without data unless every workl
 }
 
 TEST_CASE("the small workloads reproduce PyTorch's reference outputs") {
-  if (!fs::is_directory(kReferenceData)) {
-    MESSAGE("skipped: no reference data at " << kReferenceData.string());
+  const std::optional<fs::path> reference_data = bench_data_dir();
+  if (!reference_data) {
+    MESSAGE(kNoBenchData);
     return;
   }
   Scratch scratch;
-  const CommandResult result = scratch.run(kCheckWorkloads, quoted(kReferenceData));
+  const CommandResult result = scratch.run(kCheckWorkloads, quoted(*reference_data));
   INFO(result.out << result.err);
   CHECK(result.status == 0);
   size_t passed_cases = 0;

@@ -1,3 +1,4 @@
+#include "bench_data.hpp"
 #include "io/atomic_file.hpp"
 #include "io/npy.hpp"
 #include <atomic>
@@ -122,10 +123,6 @@ void check_values(const Tensor& tensor, const std::vector<double>& values) {
 
 const DType all_dtypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16,   DType::i8,
                             DType::i32, DType::i64, DType::u8,  DType::boolean};
-
-std::string bench_data(const std::string& name) {
-  return std::string(KILN_SOURCE_DIR) + "/../shared/bench/data/" + name;
-}
 
 } // namespace
 
@@ -551,11 +548,12 @@ TEST_CASE("npy writer refuses bf16 and leaves an existing file untouched") {
 }
 
 TEST_CASE("reads the mlp benchmark weights and rewrites them byte for byte") {
-  std::string path = bench_data("mlp/weights.safetensors");
-  if (!fs::exists(path)) {
-    MESSAGE("skipped: " << path << " is missing");
+  const std::optional<fs::path> data = bench_data_dir();
+  if (!data) {
+    MESSAGE(kNoBenchData);
     return;
   }
+  const std::string path = (*data / "mlp/weights.safetensors").string();
   SafetensorsFile file = load_safetensors(path);
   std::map<std::string, std::vector<int64_t>> expected = {{"fc1.weight", {1024, 256}},  {"fc1.bias", {1024}},
                                                           {"fc2.weight", {1024, 1024}}, {"fc2.bias", {1024}},
@@ -578,11 +576,12 @@ TEST_CASE("reads the mlp benchmark weights and rewrites them byte for byte") {
 }
 
 TEST_CASE("reads the numpy-written mlp input and rewrites it byte for byte") {
-  std::string path = bench_data("mlp/b1_input.npy");
-  if (!fs::exists(path)) {
-    MESSAGE("skipped: " << path << " is missing");
+  const std::optional<fs::path> data = bench_data_dir();
+  if (!data) {
+    MESSAGE(kNoBenchData);
     return;
   }
+  const std::string path = (*data / "mlp/b1_input.npy").string();
   Tensor input = load_npy(path);
   CHECK(input.dtype() == DType::f32);
   CHECK(input.dims() == std::vector<int64_t>{1, 256});

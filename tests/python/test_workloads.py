@@ -1,4 +1,4 @@
-"""The four workloads of ../shared/bench/WORKLOADS.md written in Python, against PyTorch's reference
+"""The four benchmark workloads (mlp, ewchain, attn, cnn) written in Python, against PyTorch's reference
 outputs (max abs error <= 1e-4), on the interpreter and on the JIT tier."""
 import math
 import os
@@ -10,7 +10,8 @@ import kiln
 from kiln import compilation, functional as F
 from conftest import BENCH_DATA
 
-pytestmark = pytest.mark.skipif(not os.path.isdir(BENCH_DATA), reason=f"no workload data at {BENCH_DATA}")
+pytestmark = pytest.mark.skipif(BENCH_DATA is None or not os.path.isdir(BENCH_DATA),
+                                reason=f"KILN_BENCH_DATA does not name the workloads' reference data ({BENCH_DATA})")
 
 
 def weight_specs(weights):
