@@ -1,5 +1,6 @@
 // The kiln command line, run as a separate process on files written here.
 #include "bench_data.hpp"
+#include "interp/implementation_table.hpp"
 #include "ir/graph.hpp"
 #include "kiln_config.h"
 #include "workloads.hpp"
@@ -390,6 +391,38 @@ TEST_CASE("kiln print and verify accept a staged graph and refuse a malformed on
   }
 }
 
+// The implementations the demo printed for one batch's matmuls on `tier`: "batch 8 matmuls: interp
+// packed_gemm, packed_gemm, packed_gemm; jit dnnl.matmul, ...".
+std::vector<std::string> demo_matmul_implementations(const std::string& out, int64_t batch, const std::string& tier) {
+  const std::string prefix = "  batch " + std::to_string(batch) + " matmuls: ";
+  const size_t start = out.find(prefix);
+  if (start == std::string::npos) return {};
+  const std::string line = out.substr(start + prefix.size(), out.find('\n', start) - start - prefix.size());
+  const size_t at = line.find(tier + " ");
+  if (at == std::string::npos) return {};
+  std::string list = line.substr(at + tier.size() + 1);
+  list = list.substr(0, list.find(';'));
+  std::vector<std::string> names;
+  for (size_t from = 0; from <= list.size();) {
+    const size_t comma = std::min(list.find(", ", from), list.size());
+    names.push_back(list.substr(from, comma - from));
+    from = comma + 2;
+  }
+  return names;
+}
+
+// The reference: debug::profile's steps of the staged mlp at this batch, built apart from the demo.
+std::vector<std::string> profiled_matmul_implementations(int64_t batch, const std::string& tier) {
+  CompileOptions options;
+  options.weights = tools::deterministic_weights("mlp", 1);
+  options.session = std::make_shared<Session>(TierPolicy{.mode = JitMode::off});
+  auto callable = compile_staged(tools::stage_workload("mlp"), options);
+  std::vector<std::string> names;
+  for (const debug::StepProfile& step : debug::profile(callable, {Tensor::randn({batch, 256}, 3)}, 1).steps)
+    if (step.tier == tier && step.op.starts_with("kiln.matmul")) names.push_back(step.implementation);
+  return names;
+}
+
 TEST_CASE("kiln demo runs the mlp workload twice and the two runs agree") {
   Scratch scratch;
   // --out keeps the files (tools/run-tests-aarch64 runs them on another machine); without it the
@@ -415,6 +448,32 @@ TEST_CASE("kiln demo runs the mlp workload twice and the two runs agree") {
         std::string::npos);
   CHECK(result.out.find("batch 64 call 4: served by " + std::string(KILN_HAS_JIT ? "jit" : "interp")) !=
         std::string::npos);
+}
+
+TEST_CASE("kiln demo names the implementation that ran each matmul on each tier, as debug::profile does") {
+  Scratch scratch;
+  const CommandResult result = scratch.kiln("demo");
+  REQUIRE_MESSAGE(result.status == 0, result.out << result.err);
+  std::vector<std::string> interpreter_list;
+  for (const exec::Implementation& entry : interp::interp_implementations(ir::OpKind::matmul))
+    interpreter_list.emplace_back(entry.name);
+  for (int64_t batch : {8, 64}) {
+    CAPTURE(batch);
+    const std::vector<std::string> interp = demo_matmul_implementations(result.out, batch, "interp");
+    CHECK(interp.size() == 3); // the mlp's three linear layers
+    for (const std::string& name : interp)
+      CHECK(std::find(interpreter_list.begin(), interpreter_list.end(), name) != interpreter_list.end());
+    CHECK(interp == profiled_matmul_implementations(batch, "interp"));
+    if (KILN_HAS_JIT) {
+      const std::vector<std::string> jit = demo_matmul_implementations(result.out, batch, "jit");
+      CHECK(jit.size() == 3);
+      CHECK(jit == profiled_matmul_implementations(batch, "jit"));
+      // Where the two tiers run the same code, the demo says so under the line, before its timings.
+      const size_t line = result.out.find("  batch " + std::to_string(batch) + " matmuls: ");
+      const size_t next = result.out.find('\n', line) + 1;
+      CHECK((result.out.compare(next, 13, "  (both tiers") == 0) == (jit == interp));
+    }
+  }
 }
 
 TEST_CASE("kiln ops lists the kernels the mlp needs, as tools/mlp-ops.txt, then the -Dops building them") {

@@ -1,5 +1,8 @@
 #include "cli/commands.hpp"
 #include "cli/summary.hpp"
+#include "ir/graph.hpp"
+#include "runtime/executable.hpp"
+#include "runtime/executable_cache.hpp"
 #include "workload_modules.hpp"
 #include "workloads.hpp"
 #include <chrono>
@@ -35,6 +38,42 @@ template <class Callable> double median_latency_ms(const Callable& callable, con
   return median(ms);
 }
 
+// The implementation that ran each matmul of one call of `executable`, in run order: the executor's
+// hooks name each step, and the executable says what ran it (its implementation list's choice).
+std::vector<std::string> matmul_implementations(const runtime::Executable& executable, const Tensor& x) {
+  std::vector<std::string> names;
+  runtime::OpHooks hooks;
+  hooks.before = [&](size_t step, const ir::Op& op, std::span<const Tensor>) {
+    if (op.kind == ir::OpKind::matmul) names.push_back(executable.step_implementation(step));
+  };
+  executable.run(std::span(&x, 1), {.hooks = &hooks});
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names)
+    text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// "batch 8 matmuls: interp packed_gemm, ...; jit dnnl.matmul, ...": what each tier's executable of
+// the batch's signature ran each matmul with, so the timings that follow compare what really ran
+// (on a CPU without AVX-512 both tiers run the same GEMM).
+void print_matmul_implementations(Session& session, int64_t batch, const Tensor& x, std::ostream& out) {
+  const std::string shape = "[" + std::to_string(batch) + ", 256]";
+  for (const std::shared_ptr<runtime::CacheEntry>& entry : session.cache().entries()) {
+    if (entry->signature.find(shape) == std::string::npos) continue;
+    const std::vector<std::string> interp = matmul_implementations(*entry->interp, x);
+    const std::shared_ptr<const runtime::Executable> jit = entry->jit.load();
+    const std::vector<std::string> jitted = jit ? matmul_implementations(*jit, x) : std::vector<std::string>{};
+    out << "  batch " << batch << " matmuls: interp " << joined(interp) << "; jit "
+        << (jit ? joined(jitted) : "not built") << "\n";
+    if (jit && interp == jitted)
+      out << "  (both tiers multiply with the same code here; KILN_LOG=jit says why)\n";
+  }
+}
+
 // kiln's main job: the mlp as an nn::Module, compiled at call time with a symbolic batch, served by
 // the interpreter until its signature is hot, then by the JIT tier. True when the tiers agree.
 bool demo_compiled_module(const std::map<std::string, Tensor>& weights, std::ostream& out) {
@@ -66,6 +105,7 @@ bool demo_compiled_module(const std::map<std::string, Tensor>& weights, std::ost
       if (signature.signature.find(std::to_string(batch) + ", 256") != std::string::npos &&
           signature.jit_compile_ms > 0)
         out << "  batch " << batch << ": promotion took " << signature.jit_compile_ms << " ms\n";
+    print_matmul_implementations(compiled.session(), batch, x, out);
     // Interleaved, so drift hits both tiers alike.
     std::vector<double> fast, reference;
     for (int round = 0; round < 5; ++round) {
