@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 // The benchmark workloads' reference data (a folder per workload: weights.safetensors, b1_input.npy,
 // b1_output.npy, ...) is not part of the repository. KILN_BENCH_DATA names its folder (CI sets it);
@@ -12,4 +13,4 @@ inline std::optional<std::filesystem::path> bench_data_dir() {
   return std::filesystem::path(dir);
 }
 
-inline constexpr const char* kNoBenchData = "skipped: KILN_BENCH_DATA does not name the workloads' reference data";
+inline const std::string kNoBenchData = "skipped: KILN_BENCH_DATA does not name the workloads' reference data";
