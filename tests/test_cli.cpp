@@ -131,6 +131,15 @@ TEST_CASE("kiln run writes the output of an in-process compile of the same graph
             1e-5);
 }
 
+TEST_CASE("kiln warns once about a misspelled KILN_ variable, naming the setting meant") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  const CommandResult result =
+      scratch.run("KILN_DEBUG_NAN=1 KILN_JIT=auto KILN_TEST_ANYTHING=1 " + kKiln, files.run_args() + " --repeat 3");
+  REQUIRE_MESSAGE(result.status == 0, result.err);
+  CHECK(result.err == "kiln: KILN_DEBUG_NAN is not a kiln setting; did you mean KILN_DEBUG_NANS?\n");
+}
+
 TEST_CASE("kiln run gives the same output on every tier") {
   Scratch scratch;
   DenseFiles files(scratch);

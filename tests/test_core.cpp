@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
 #include <limits>
+#include <memory>
+#include <string_view>
 
 using namespace kiln;
 
@@ -184,6 +186,58 @@ TEST_CASE("environment lists check each item") {
   }
   ScopedEnv env(kVar, "tiers,jitt");
   CHECK_THROWS_AS(env::choices(kVar, {"tiers", "jit"}), Error);
+}
+
+// The lines about `names` among unknown_setting_warnings() (the test's environment may hold others).
+std::vector<std::string> warnings_about(std::initializer_list<std::string_view> names) {
+  std::vector<std::string> lines;
+  for (const std::string& line : env::unknown_setting_warnings())
+    for (std::string_view name : names)
+      if (line.starts_with("kiln: " + std::string(name) + " ")) lines.push_back(line);
+  return lines;
+}
+
+TEST_CASE("a misspelled KILN_ variable is named with the setting it was probably meant to be") {
+  ScopedEnv nan("KILN_DEBUG_NAN", "1"), jit("KILN_JTI", "off"), logs("KILN_LOGS", "all"), threads("KILN_THREADS", "4");
+  CHECK(warnings_about({"KILN_DEBUG_NAN", "KILN_JTI", "KILN_LOGS", "KILN_THREADS"}) ==
+        std::vector<std::string>{"kiln: KILN_DEBUG_NAN is not a kiln setting; did you mean KILN_DEBUG_NANS?",
+                                 "kiln: KILN_JTI is not a kiln setting; did you mean KILN_JIT?",
+                                 "kiln: KILN_LOGS is not a kiln setting; did you mean KILN_LOG?",
+                                 "kiln: KILN_THREADS is not a kiln setting; did you mean KILN_NUM_THREADS?"});
+}
+
+TEST_CASE("a KILN_ variable near no setting is told the settings kiln reads") {
+  ScopedEnv far("KILN_XYZZY", "1");
+  const std::vector<std::string> lines = warnings_about({"KILN_XYZZY"});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].starts_with("kiln: KILN_XYZZY is not a kiln setting; kiln reads KILN_JIT, KILN_PROMOTE_AFTER, "));
+  CHECK(lines[0].ends_with(", KILN_DEBUG_NANS"));
+}
+
+TEST_CASE("known settings, the tools' settings and KILN_TEST_ names draw no warning") {
+  std::vector<std::unique_ptr<ScopedEnv>> set;
+  std::vector<std::string_view> names;
+  for (const env::Setting& s : env::known_settings()) {
+    set.push_back(std::make_unique<ScopedEnv>(s.name.data(), "1")); // the table's names are literals
+    names.push_back(s.name);
+  }
+  ScopedEnv test_name("KILN_TEST_ANYTHING", "1"), other_prefix("KILNX_DEBUG", "1");
+  for (const std::string& line : env::unknown_setting_warnings())
+    for (std::string_view name : names)
+      CHECK_MESSAGE(!line.starts_with("kiln: " + std::string(name) + " "), line);
+  CHECK(warnings_about({"KILN_TEST_ANYTHING", "KILNX_DEBUG"}).empty());
+}
+
+TEST_CASE("each runtime setting in the table is the variable its getter reads") {
+  for (const env::Setting& s : env::known_settings()) {
+    if (!s.parse || s.name == "KILN_JIT_DUMP") continue; // the dump directory takes any text
+    CAPTURE(s.name);
+    const std::string name(s.name);
+    ScopedEnv bad(name.c_str(), "not-a-value");
+    CHECK_THROWS_WITH_AS(s.parse(), doctest::Contains(("environment variable " + name + "='not-a-value'").c_str()),
+                         Error);
+    CHECK_THROWS_AS(env::check_all(), Error);
+  }
 }
 
 TEST_CASE("allclose follows torch.allclose: atol + rtol * |b|, NaN only with equal_nan, shapes must match") {

@@ -546,7 +546,7 @@ std::vector<SweepCase> sweep_cases() {
 } // namespace
 
 TEST_CASE("transcendental ops stay within their documented error over a dense sweep") {
-  const bool print_table = std::getenv("KILN_JIT_PRINT_ACCURACY") != nullptr;
+  const bool print_table = std::getenv("KILN_TEST_PRINT_ACCURACY") != nullptr;
   constexpr size_t kPoints = size_t(1) << 20;
   for (VectorIsa isa : runnable_isas()) {
     for (const SweepCase& sweep : sweep_cases()) {

@@ -2,9 +2,12 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <kiln/error.hpp>
 #include <limits>
+#include <mutex>
+#include <unistd.h>
 
 namespace kiln::env {
 
@@ -49,6 +52,7 @@ std::optional<uint64_t> parse_unsigned(std::string_view digits) {
 } // namespace
 
 std::optional<std::string> text(const char* name) {
+  warn_about_unknown_settings_once();
   const char* value = std::getenv(name);
   if (!value || !*value) return std::nullopt;
   return std::string(value);
@@ -143,19 +147,118 @@ std::optional<std::string> jit_dump_dir() { return text("KILN_JIT_DUMP"); }
 std::optional<uint64_t> max_tensor_bytes() { return byte_size("KILN_MAX_TENSOR_BYTES"); }
 std::optional<bool> debug_nans() { return boolean("KILN_DEBUG_NANS"); }
 
+namespace {
+
+constexpr std::string_view kRuntime = "the runtime";
+
+// The settings; the project's scripts and tests read these names or ones under KILN_TEST_.
+constexpr Setting kSettings[] = {
+    {"KILN_JIT", kRuntime, [] { jit_mode(); }},
+    {"KILN_PROMOTE_AFTER", kRuntime, [] { promote_after(); }},
+    {"KILN_JIT_ASYNC", kRuntime, [] { jit_async(); }},
+    {"KILN_CACHE_CAPACITY", kRuntime, [] { cache_capacity(); }},
+    {"KILN_NUM_THREADS", kRuntime, [] { num_threads(); }},
+    {"KILN_JIT_ISA", kRuntime, [] { jit_isa(); }},
+    {"KILN_JIT_MATMUL", kRuntime, [] { jit_matmul(); }},
+    {"KILN_PACK_WEIGHTS", kRuntime, [] { pack_weights(); }},
+    {"KILN_LOG", kRuntime, [] { log_channels(); }},
+    {"KILN_JIT_DUMP", kRuntime, [] { jit_dump_dir(); }},
+    {"KILN_MAX_TENSOR_BYTES", kRuntime, [] { max_tensor_bytes(); }},
+    {"KILN_DEBUG_NANS", kRuntime, [] { debug_nans(); }},
+    // The tools' own, documented where users meet them (README, the scripts' headers).
+    {"KILN_BUILD_DIR", "tools/build, tools/build-minimal, tools/run-demo and tools/check-workloads", nullptr},
+    {"KILN_REQUIRE_ALL_WORKLOADS", "kiln-check-workloads (--require-all)", nullptr},
+    {"KILN_FUZZ_FLAGS", "tools/fuzz", nullptr},
+    {"KILN_FUZZ_KEEP_GOING", "tools/fuzz", nullptr},
+    {"KILN_FUZZ_VERBOSE", "tools/fuzz's targets (tests/fuzz)", nullptr},
+};
+
+constexpr std::string_view kPrefix = "KILN_", kTestPrefix = "KILN_TEST_";
+
+// Edits (insertions, deletions, substitutions, swaps of neighbours) between a and b: the optimal
+// string alignment distance, so KILN_JTI is one edit from KILN_JIT.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// The known setting nearest `name` (in upper case) that is near enough to be the one meant: at most
+// a third of the longer part after KILN_ away (one edit at least), or that part of either name
+// holding the other's (KILN_THREADS for KILN_NUM_THREADS).
+std::optional<std::string_view> closest_setting(std::string_view name) {
+  std::string upper(name);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+  const std::string_view rest = std::string_view(upper).substr(kPrefix.size());
+  std::optional<std::string_view> best;
+  size_t best_distance = 0;
+  for (const Setting& s : kSettings) {
+    const std::string_view known_rest = s.name.substr(kPrefix.size());
+    const size_t distance = edit_distance(rest, known_rest);
+    const bool near = distance <= std::max<size_t>(1, std::max(rest.size(), known_rest.size()) / 3);
+    const bool holds = rest.size() >= 3 && (known_rest.find(rest) != std::string_view::npos ||
+                                            rest.find(known_rest) != std::string_view::npos);
+    if ((near || holds) && (!best || distance < best_distance)) {
+      best = s.name;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::string unknown_setting_warning(std::string_view name) {
+  std::string line = "kiln: " + std::string(name) + " is not a kiln setting";
+  if (std::optional<std::string_view> closest = closest_setting(name))
+    return line + "; did you mean " + std::string(*closest) + "?";
+  line += "; kiln reads ";
+  bool first = true;
+  for (const Setting& s : kSettings)
+    if (s.read_by == kRuntime) {
+      line += (first ? "" : ", ") + std::string(s.name);
+      first = false;
+    }
+  return line;
+}
+
+bool is_known(std::string_view name) {
+  return std::any_of(std::begin(kSettings), std::end(kSettings), [&](const Setting& s) { return s.name == name; });
+}
+
+} // namespace
+
+std::span<const Setting> known_settings() { return kSettings; }
+
+std::vector<std::string> unknown_setting_warnings() {
+  std::vector<std::string> lines;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view assignment(*entry);
+    const std::string_view name = assignment.substr(0, assignment.find('='));
+    if (!name.starts_with(kPrefix) || name.starts_with(kTestPrefix) || is_known(name)) continue;
+    lines.push_back(unknown_setting_warning(name));
+  }
+  return lines;
+}
+
+void warn_about_unknown_settings_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const std::string& line : unknown_setting_warnings())
+      std::fprintf(stderr, "%s\n", line.c_str());
+  });
+}
+
 void check_all() {
-  jit_mode();
-  promote_after();
-  jit_async();
-  cache_capacity();
-  num_threads();
-  jit_isa();
-  jit_matmul();
-  pack_weights();
-  log_channels();
-  jit_dump_dir();
-  max_tensor_bytes();
-  debug_nans();
+  for (const Setting& s : kSettings)
+    if (s.parse) s.parse();
 }
 
 } // namespace kiln::env

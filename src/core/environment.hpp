@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +42,21 @@ std::optional<bool> debug_nans();                       // KILN_DEBUG_NANS
 // Parses every knob kiln reads, so a bad value is reported where the user can catch it (when a
 // session is created), never later on a background thread or at exit.
 void check_all();
+
+// Every KILN_* name kiln knows (the runtime's settings and the tools'), in one table.
+struct Setting {
+  std::string_view name;
+  std::string_view read_by; // "the runtime", or the tools that read it
+  void (*parse)();          // the runtime's getter (check_all calls it); null for the tools'
+};
+std::span<const Setting> known_settings();
+
+// One line per KILN_* variable in the environment that is no known setting, naming the closest
+// one ("KILN_DEBUG_NAN is not a kiln setting; did you mean KILN_DEBUG_NANS?"). Names under
+// KILN_TEST_ are the test suites' own and never reported.
+std::vector<std::string> unknown_setting_warnings();
+// Prints unknown_setting_warnings() on stderr, once per process; every getter above calls it, so
+// each entry point (C++, Python, the CLI) warns before it reads a setting.
+void warn_about_unknown_settings_once();
 
 } // namespace kiln::env

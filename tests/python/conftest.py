@@ -2,9 +2,9 @@ import os
 
 import pytest
 
-# The benchmark workloads' reference data is not part of the repository: KILN_BENCH_DATA names its
+# The benchmark workloads' reference data is not part of the repository: KILN_TEST_BENCH_DATA names its
 # folder (CI sets it), and without it the workload tests are skipped, saying so.
-BENCH_DATA = os.environ.get("KILN_BENCH_DATA") or None
+BENCH_DATA = os.environ.get("KILN_TEST_BENCH_DATA") or None
 
 
 @pytest.fixture(params=["off", "always"])

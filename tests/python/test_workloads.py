@@ -11,7 +11,7 @@ from kiln import compilation, functional as F
 from conftest import BENCH_DATA
 
 pytestmark = pytest.mark.skipif(BENCH_DATA is None or not os.path.isdir(BENCH_DATA),
-                                reason=f"KILN_BENCH_DATA does not name the workloads' reference data ({BENCH_DATA})")
+                                reason=f"KILN_TEST_BENCH_DATA does not name the workloads' reference data ({BENCH_DATA})")
 
 
 def weight_specs(weights):
