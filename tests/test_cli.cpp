@@ -275,6 +275,14 @@ TEST_CASE("kiln run refuses bad input with one error line and no output file") {
         scratch.kiln("run " + files.graph + " --input 0=" + quoted(scratch / "wide.npy") + weights_and_output),
         "expected f32 [batch, 4]", output);
   }
+  SUBCASE("input of the wrong dtype is a dtype error, not a shape error") {
+    save_npy((scratch / "double.npy").string(), files.x.cast(DType::f64));
+    check_refused(
+        scratch.kiln("run " + files.graph + " --input 0=" + quoted(scratch / "double.npy") + weights_and_output),
+        "kiln: error: dtype error: input 0 (" + (scratch / "double.npy").string() +
+            "): expected f32 [batch, 4], got f64 [5, 4]",
+        output);
+  }
   SUBCASE("weight missing from the weights file") {
     save_safetensors((scratch / "partial.safetensors").string(), {{"w", files.w}});
     check_refused(scratch.kiln("run " + files.graph + " --input 0=" + files.input + " --weights " +

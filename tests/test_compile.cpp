@@ -134,7 +134,7 @@ TEST_CASE("every call checks its arguments and names the offender") {
         }).find("the arguments do not match the callable's inputs at leaf ") != std::string::npos);
   CHECK(message_of([&] {
           run(Tensor::ones({4, 2}, DType::f64), std::map<std::string, Tensor>{{"lo", good}, {"hi", good}});
-        }) == "spec error: argument 0: expected f32 [batch, 2] on cpu:0, got f64 [4, 2] on cpu:0");
+        }) == "dtype error: argument 0: expected f32 [batch, 2] on cpu:0, got f64 [4, 2] on cpu:0");
 }
 
 TEST_CASE("baked scalars must match at every call") {

@@ -203,8 +203,9 @@ std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves
         layout.dtype == want.layout.dtype && layout.rank() == want.layout.rank() && layout.device == want.layout.device;
     for (size_t d = 0; ok && d < want.layout.shape.size(); ++d)
       if (want.layout.shape[d].is_static() && want.layout.shape[d].size() != layout.shape[d].size()) ok = false;
-    if (!ok)
-      throw Error(ErrorKind::spec, where() + "expected " + want.layout.to_string() + ", got " + layout.to_string());
+    if (!ok) // a dtype that differs is a dtype error, as everywhere else
+      throw Error(layout.dtype != want.layout.dtype ? ErrorKind::dtype : ErrorKind::spec,
+                  where() + "expected " + want.layout.to_string() + ", got " + layout.to_string());
     types.push_back({layout.dtype, layout.shape, want.kind == TreeLeaf::Kind::buffer});
     shapes.push_back({&want.layout.shape, nullptr, want.path});
   }

@@ -32,15 +32,19 @@ size_t argument_index(const std::string& name, const std::string& input_spec, co
                                    ", and every argument has an index: 0, 1, ... or arg0, arg1, ...");
 }
 
-// Refuses an input whose dtype, rank or static dims differ from the graph argument, naming its file.
+// Refuses an input whose dtype (a dtype error), rank or static dims (a shape error) differ from the
+// graph argument, naming its file.
 void check_input(const Tensor& input, const ir::ValueType& expected, size_t index, const std::string& path) {
-  bool matches = input.dtype() == expected.dtype && input.rank() == expected.rank();
-  for (size_t d = 0; matches && d < expected.shape.size(); ++d)
-    matches = expected.shape[d].is_symbolic() || expected.shape[d].size() == input.shape()[d].size();
-  if (!matches)
-    throw Error(ErrorKind::shape, "input " + std::to_string(index) + " (" + path + "): expected " +
-                                      ir::type_to_string(expected) + ", got " + dtype_name(input.dtype()) + " " +
-                                      shape_to_string(input.shape()));
+  bool same_shape = input.rank() == expected.rank();
+  for (size_t d = 0; same_shape && d < expected.shape.size(); ++d)
+    same_shape = expected.shape[d].is_symbolic() || expected.shape[d].size() == input.shape()[d].size();
+  if (input.dtype() == expected.dtype && same_shape) return;
+  const std::string mismatch = "input " + std::to_string(index) + " (" + path + "): expected " +
+                               ir::type_to_string(expected) + ", got " + dtype_name(input.dtype()) + " " +
+                               shape_to_string(input.shape());
+  if (input.dtype() != expected.dtype)
+    throw Error(ErrorKind::dtype, mismatch + "; save the array as " + dtype_name(expected.dtype));
+  throw Error(ErrorKind::shape, mismatch);
 }
 
 // Why a signature asked to run on the JIT tier is served by the interpreter, or "" when it is not.
