@@ -72,11 +72,20 @@ template <class DTypes, class Fn> void binary(const KernelArgs& args, Fn fn) {
                  [&](auto e) { binary_map<decltype(e), decltype(e)>(args, fn); });
 }
 
+// x < 0, without a comparison that is always false for unsigned types.
+template <class T> bool is_negative(T x) {
+  if constexpr (std::is_unsigned_v<T>)
+    return false;
+  else
+    return x < T(0);
+}
+
 // PyTorch's integer pow: squaring that wraps as the multiplications do; x ** -n truncates 1 / x ** n
 // (1 for 1, +-1 for -1, else 0, 0 included).
 template <class T> T power(T base, T exponent) {
   if constexpr (std::is_integral_v<T>) {
-    if (exponent < 0) return base == 1 ? T(1) : base == T(-1) ? T(exponent % 2 == 0 ? 1 : -1) : T(0);
+    if constexpr (std::is_signed_v<T>)
+      if (exponent < 0) return base == 1 ? T(1) : base == T(-1) ? T(exponent % 2 == 0 ? 1 : -1) : T(0);
     T result = 1;
     for (; exponent != 0; exponent /= 2, base = wrapping_mul(base, base))
       if (exponent % 2 != 0) result = wrapping_mul(result, base);
@@ -89,10 +98,10 @@ template <class T> T power(T base, T exponent) {
 // Integer division truncates toward zero (C++, MLIR arith.divsi); x / 0 gives 0 as in numpy,
 // and INT_MIN / -1 wraps, so no input is undefined behaviour.
 template <class T> T divide(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_integral_v<T>)
     if (b == 0) return T(0);
+  if constexpr (std::is_signed_v<T> && std::is_integral_v<T>)
     if (b == T(-1)) return wrapping_neg(a);
-  }
   return a / b;
 }
 
@@ -101,8 +110,10 @@ template <class T> T divide(T a, T b) {
 template <class T> T floor_divide(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     if (b == 0) return T(0);
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return wrapping_neg(a); // exact, and INT_MIN % -1 would overflow
     const T q = divide(a, b);
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? T(q - 1) : q;
+    return (a % b != 0 && is_negative(a) != is_negative(b)) ? T(q - 1) : q;
   } else {
     if (b == T(0)) return a / b;
     const T mod = std::fmod(a, b);
@@ -118,9 +129,11 @@ template <class T> T floor_divide(T a, T b) {
 // torch.remainder: the sign of the divisor; an integer x % 0 gives 0.
 template <class T> T remainder(T a, T b) {
   if constexpr (std::is_integral_v<T>) {
-    if (b == 0 || b == T(-1)) return T(0);
+    if (b == 0) return T(0);
+    if constexpr (std::is_signed_v<T>)
+      if (b == T(-1)) return T(0); // INT_MIN % -1 overflows
     const T r = T(a % b);
-    return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+    return (r != 0 && is_negative(r) != is_negative(b)) ? T(r + b) : r;
   } else {
     T r = std::fmod(a, b);
     if (r != T(0) && ((b < T(0)) != (r < T(0)))) r += b;
@@ -130,7 +143,7 @@ template <class T> T remainder(T a, T b) {
 
 template <class T> T absolute(T x) {
   if constexpr (std::is_integral_v<T>)
-    return x < 0 ? wrapping_neg(x) : x;
+    return is_negative(x) ? wrapping_neg(x) : x;
   else
     return std::abs(x);
 }
@@ -220,7 +233,7 @@ void abs(const KernelArgs& args) {
 }
 void relu(const KernelArgs& args) {
   // `x < 0` is false for NaN, so NaN passes through like torch.relu.
-  unary<ArithmeticDTypes>(args, [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
+  unary<ArithmeticDTypes>(args, [](auto x) { return is_negative(x) ? decltype(x)(0) : x; });
 }
 // relu6(x + 3), hardsigmoid's and hardswish's first steps in torch's order; the comparisons are
 // written so that NaN falls through to the result.
@@ -247,7 +260,7 @@ void sign(const KernelArgs& args) {
   // torch's formula: both comparisons are false for NaN and for -0, which give +0.
   unary<ArithmeticDTypes>(args, [](auto x) {
     using T = decltype(x);
-    return T(int(T(0) < x) - int(x < T(0)));
+    return T(int(T(0) < x) - int(is_negative(x)));
   });
 }
 void hardswish(const KernelArgs& args) {

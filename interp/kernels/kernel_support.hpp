@@ -37,7 +37,9 @@ template <class State> exec::PreparedState make_prepared(State state) {
 
 template <DType... Ds> struct DTypeList {};
 using FloatDTypes = DTypeList<DType::f32, DType::f64, DType::f16, DType::bf16>;
-using ArithmeticDTypes = DTypeList<DType::f32, DType::f64, DType::f16, DType::bf16, DType::i32, DType::i64>;
+// Every dtype but bool (ir/operand_dtypes.hpp's numeric rule): integers wrap around.
+using ArithmeticDTypes =
+    DTypeList<DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64, DType::u8>;
 using AllDTypes = DTypeList<DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8, DType::i32, DType::i64,
                             DType::u8, DType::boolean>;
 // The types the heavy kernels compute in; f16/bf16 reach them through run_in_f32.

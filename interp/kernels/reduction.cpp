@@ -309,8 +309,9 @@ void softmax_any(const KernelArgs& args, bool log_form, Kernel self) {
 
 void reduce_sum(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::sum); }
 void reduce_mean(const KernelArgs& args) { reduce<FloatDTypes>(args, Reduction::mean); }
-void reduce_max(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::max); }
-void reduce_min(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::min); }
+// bool too: max is any, min is all.
+void reduce_max(const KernelArgs& args) { reduce<AllDTypes>(args, Reduction::max); }
+void reduce_min(const KernelArgs& args) { reduce<AllDTypes>(args, Reduction::min); }
 void reduce_prod(const KernelArgs& args) { reduce<ArithmeticDTypes>(args, Reduction::prod); }
 
 exec::PreparedState prepare_reduction(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {

@@ -1,6 +1,7 @@
 #include "ir/ops.hpp"
 #include "core/checked_arithmetic.hpp"
 #include "ir/custom_ops.hpp"
+#include "ir/operand_dtypes.hpp"
 #include "ir/shape_inference.hpp"
 #include <array>
 
@@ -54,6 +55,7 @@ std::vector<ValueType> infer_op(OpKind kind, std::span<const ValueType> operands
   if (!info.infer) throw Error(ErrorKind::internal, where + "has no shape inference");
   std::vector<ValueType> results;
   try {
+    check_operand_dtypes(kind, operands);
     results = info.infer(operands, decode_params(kind, attrs, operands));
   } catch (const AttrError& e) {
     throw Error(ErrorKind::spec, where + e.what());
