@@ -121,6 +121,57 @@ def flatten_args(args):
     return leaves, tensors
 
 
+def _described(value):
+    """A Python value in words, for errors: "a Python list of 3 floats"."""
+    if value is None:
+        return "None"
+    if isinstance(value, (list, tuple)):
+        kind = type(value).__name__
+        if not value:
+            return f"an empty Python {kind}"
+        names = {type(v).__name__ for v in value}
+        items = f"{names.pop()}{'s' if len(value) != 1 else ''}" if len(names) == 1 else "values of mixed types"
+        return f"a Python {kind} of {len(value)} {items}"
+    return f"a Python {type(value).__name__}"
+
+
+def _how_to_pass(value, dtype):
+    if not isinstance(value, (list, tuple, bool, int, float)):
+        return "pass a kiln.Tensor or an array with __dlpack__"
+    if dtype.name == "bfloat16":
+        return "pass a bfloat16 array with __dlpack__ (torch.tensor(..., dtype=torch.bfloat16))"
+    numpy_name = "bool_" if dtype.name == "bool" else dtype.name
+    return f"wrap it in kiln.Tensor(numpy.asarray(..., dtype=numpy.{numpy_name}))"
+
+
+def _value_at(args, path):
+    """The argument at a leaf path ("1.lo"), or None when the call's structure has no such place."""
+    position, *rest = path.split(".")
+    value = args[int(position)] if int(position) < len(args) else None
+    for key in rest:
+        if isinstance(value, (list, tuple)) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        elif isinstance(value, dict) and key in value:
+            value = value[key]
+        else:
+            return None
+    return value
+
+
+def python_value_for_tensor(spec_leaves, args):
+    """A kiln.Error naming, in words, the first argument that is a Python value (a list, a number)
+    where the spec has a tensor; None when there is none."""
+    for leaf in spec_leaves:
+        if leaf.baked:  # a baked number or string, not a tensor
+            continue
+        value = _value_at(args, leaf.path)
+        if value is None or _is_tensor_like(value):
+            continue
+        return error("spec", f"argument {leaf.path}: expected a tensor ({leaf.layout}), got {_described(value)}; "
+                             f"{_how_to_pass(value, leaf.layout.dtype)}")
+    return None
+
+
 def replace_tensors(args, replacements):
     """The call's arguments with each tensor replaced by the next of `replacements` (the layouts to
     trace it with, or a subgraph body's parameters)."""

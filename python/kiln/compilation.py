@@ -20,7 +20,14 @@ class CompiledCallable:
 
     def __call__(self, *args):
         leaves, tensors = _tree.flatten_args(args)
-        return _tree.rebuild(self._template, self._core.call(leaves, tensors))
+        try:
+            outputs = self._core.call(leaves, tensors)
+        except _kiln.Error:
+            in_words = _tree.python_value_for_tensor(self._core._leaves, args)
+            if in_words is None:
+                raise
+            raise in_words from None
+        return _tree.rebuild(self._template, outputs)
 
     def staged(self):
         return StagedGraph(self._core._module, self._core._leaves)
