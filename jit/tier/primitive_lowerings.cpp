@@ -174,6 +174,10 @@ std::optional<std::string> refuse_reduction(const GraphRewriter& rw, ir::OpId id
   // 2.6's reduction took 2-8 ms, the interpreter's contiguous row reduction well under 1 ms.
   if (reduces_trailing_axes(rw.dims(op.operands[0]), ir::params_of<ir::ReduceParams>(op).axes))
     return "trailing axes: the interpreter's row reduction is faster";
+  // oneDNN's max and min compare a NaN away (maxps keeps its second operand); torch and the
+  // interpreter's kernel propagate it.
+  if (op.kind == ir::OpKind::reduce_max || op.kind == ir::OpKind::reduce_min)
+    return "oneDNN's max and min drop NaN; the interpreter propagates it";
   return refuse_one_op<dnnl_ops::ReductionPrimitive>(rw, id, reduction_params(rw, id));
 }
 
