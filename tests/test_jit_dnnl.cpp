@@ -4,7 +4,6 @@
 #include "jit/dnnl/layer_norm.hpp"
 #include "jit/dnnl/matmul.hpp"
 #include "jit/dnnl/pool2d.hpp"
-#include "jit/dnnl/reduction.hpp"
 #include "jit/dnnl/softmax.hpp"
 #include "runtime/weight_forms.hpp"
 #include <algorithm>
@@ -660,80 +659,6 @@ TEST_CASE("pooling refuses padding beyond half the kernel and empty results") {
   CHECK(padding->find("padding") != std::string::npos);
   CHECK(Pool2dPrimitive::refuse({.input_dims = {1, 1, 2, 2}, .kernel = {3, 3}}));
   CHECK(Pool2dPrimitive::refuse({.input_dims = {1, 2, 2}, .kernel = {1, 1}}));
-}
-
-std::vector<double> reference_reduction(const std::vector<float>& x, const Dims& dims, const std::vector<bool>& reduced,
-                                        ReduceKind kind) {
-  Dims out_dims = dims;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (reduced[i]) out_dims[i] = 1;
-  }
-  Dims out_strides = row_major_strides(out_dims);
-  bool extremum = kind == ReduceKind::max || kind == ReduceKind::min;
-  double start = kind == ReduceKind::max   ? -std::numeric_limits<double>::infinity()
-                 : kind == ReduceKind::min ? std::numeric_limits<double>::infinity()
-                                           : 0.0;
-  std::vector<double> out(size_t(numel(out_dims)), start);
-  for (int64_t flat = 0; flat < numel(dims); ++flat) {
-    int64_t rest = flat, target = 0;
-    for (size_t i = dims.size(); i-- > 0;) {
-      int64_t index = rest % dims[i];
-      rest /= dims[i];
-      if (!reduced[i]) target += index * out_strides[i];
-    }
-    double v = x[size_t(flat)];
-    double& slot = out[size_t(target)];
-    if (!extremum) slot += v;
-    if (kind == ReduceKind::max) slot = std::max(slot, v);
-    if (kind == ReduceKind::min) slot = std::min(slot, v);
-  }
-  if (kind == ReduceKind::mean) {
-    for (double& v : out)
-      v /= double(numel(dims) / numel(out_dims));
-  }
-  return out;
-}
-
-TEST_CASE("reductions match naive loops over any set of axes") {
-  Dims dims{3, 7, 17};
-  std::vector<float> x = random_values(numel(dims), 501);
-  struct AxesCase {
-    std::vector<int64_t> axes;
-    std::vector<bool> reduced;
-  };
-  std::vector<AxesCase> axes_cases{{{1}, {false, true, false}},
-                                   {{0, 2}, {true, false, true}},
-                                   {{2}, {false, false, true}},
-                                   {{}, {true, true, true}}};
-  for (ReduceKind kind : {ReduceKind::sum, ReduceKind::mean, ReduceKind::max, ReduceKind::min}) {
-    for (const AxesCase& axes : axes_cases) {
-      CAPTURE(int(kind));
-      CAPTURE(axes.axes.size());
-      ReductionParams params{.dims = dims, .kind = kind, .axes = axes.axes};
-      REQUIRE_MESSAGE(!ReductionPrimitive::refuse(params), ReductionPrimitive::refuse(params).value_or(""));
-      ReductionPrimitive primitive(params);
-      std::vector<float> out(size_t(numel(primitive.output_dims())));
-      primitive.execute(x.data(), out.data());
-      CHECK(max_scaled_error(out, reference_reduction(x, dims, axes.reduced, kind)) <= kTolerance);
-    }
-  }
-}
-
-TEST_CASE("reduction result dims drop or keep the reduced axes") {
-  CHECK(reduction_output_dims({.dims = {3, 7, 17}, .axes = {0, 2}}) == Dims{7});
-  CHECK(reduction_output_dims({.dims = {3, 7, 17}, .axes = {0, 2}, .keepdims = true}) == Dims{1, 7, 1});
-  CHECK(reduction_output_dims({.dims = {3, 7}, .axes = {}}) == Dims{});
-  CHECK(reduction_output_dims({.dims = {3, 7}, .axes = {1}, .keepdims = true}) == Dims{3, 1});
-}
-
-TEST_CASE("reduction refuses repeated or out-of-range axes and says why") {
-  auto twice = ReductionPrimitive::refuse({.dims = {3, 7}, .axes = {1, 1}});
-  REQUIRE(twice);
-  CHECK(twice->find("twice") != std::string::npos);
-  auto outside = ReductionPrimitive::refuse({.dims = {3, 7}, .axes = {2}});
-  REQUIRE(outside);
-  CHECK(outside->find("outside") != std::string::npos);
-  CHECK_THROWS_AS(ReductionPrimitive(ReductionParams{.dims = {3, 7}, .axes = {5}}), kiln::Error);
 }
 
 } // namespace

@@ -160,23 +160,18 @@ TEST_CASE("max and average pooling run as oneDNN pooling") {
   check_agreement(run_both_tiers([&](Tensor t) { return F::avg_pool2d(t, counting_pad); }, {}, x), "dnnl.pool2d", 1);
 }
 
-TEST_CASE("sum and mean reductions over leading or middle axes run as oneDNN reductions") {
-  Tensor x = Tensor::randn({3, 5, 7}, 71);
-  check_agreement(run_both_tiers([](Tensor t) { return F::sum(t, {1}); }, {}, x), "dnnl.reduction", 1);
-  check_agreement(run_both_tiers([](Tensor t) { return F::mean(t, {0, 2}, true); }, {}, x), "dnnl.reduction", 1);
-}
-
-TEST_CASE("max and min over leading axes keep the interpreter's kernel, which propagates NaN as torch") {
+// oneDNN 2.6 reduces trailing axes only in its JIT kernel; over other axes it runs its reference
+// loops, 40-130x slower than the interpreter's passes, and its max and min drop NaN.
+TEST_CASE("reductions over any axes keep the interpreter's kernels on the JIT tier") {
   Tensor x = with_edge_values(Tensor::randn({3, 5, 7}, 71));
+  check_agreement(run_both_tiers([](Tensor t) { return F::sum(t, {1}); }, {}, x), "interp", 1);
+  check_agreement(run_both_tiers([](Tensor t) { return F::mean(t, {0, 2}, true); }, {}, x), "interp", 1);
   check_agreement(run_both_tiers([](Tensor t) { return F::max(t, {0}); }, {}, x), "interp", 1);
   check_agreement(run_both_tiers([](Tensor t) { return F::min(t, {0, 1}); }, {}, x), "interp", 1);
-}
-
-TEST_CASE("reductions over the trailing axes stay on the interpreter's row reduction") {
-  Tensor x = Tensor::randn({4, 6, 5, 5}, 72);
-  check_agreement(run_both_tiers([](Tensor t) { return F::mean(t, {2, 3}, true); }, {}, x), "interp", 1);
-  check_agreement(run_both_tiers([](Tensor t) { return F::max(t); }, {}, x), "interp", 1);
-  check_agreement(run_both_tiers([](Tensor t) { return F::sum(t, {-1}); }, {}, x), "interp", 1);
+  Tensor y = Tensor::randn({4, 6, 5, 5}, 72);
+  check_agreement(run_both_tiers([](Tensor t) { return F::mean(t, {2, 3}, true); }, {}, y), "interp", 1);
+  check_agreement(run_both_tiers([](Tensor t) { return F::max(t); }, {}, y), "interp", 1);
+  check_agreement(run_both_tiers([](Tensor t) { return F::sum(t, {-1}); }, {}, y), "interp", 1);
 }
 
 TEST_CASE("conv2d with a constant weight absorbs its bias and the following relu") {
@@ -704,14 +699,11 @@ TEST_CASE("a matmul walks oneDNN's matmul, then the interpreter's list, as KILN_
   }
 }
 
-TEST_CASE("a reduction walks to oneDNN over a middle axis and to the interpreter over the last") {
+TEST_CASE("a reduction walks straight to the interpreter over a middle axis as over the last") {
   const TensorLayout x(DType::f32, {3, 5, 7});
   const auto cpu = jitc::tier::jit_cpu_isa();
-  auto over_middle = [](Tensor t) { return F::sum(t, {1}); };
-  auto over_last = [](Tensor t) { return F::sum(t, {-1}); };
-  CHECK(jit_walk(over_middle, {}, ir::OpKind::reduce_sum, cpu, x).starts_with("dnnl.reduction took it ("));
-  CHECK(jit_walk(over_last, {}, ir::OpKind::reduce_sum, cpu, x) ==
-        "dnnl.reduction refused: trailing axes: the interpreter's row reduction is faster; interp took it");
+  CHECK(jit_walk([](Tensor t) { return F::sum(t, {1}); }, {}, ir::OpKind::reduce_sum, cpu, x) == "interp took it");
+  CHECK(jit_walk([](Tensor t) { return F::max(t, {-1}); }, {}, ir::OpKind::reduce_max, cpu, x) == "interp took it");
 }
 
 TEST_CASE("an elementwise chain walks to one xbyak region; an f64 one on to the interpreter") {

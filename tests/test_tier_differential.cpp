@@ -492,6 +492,7 @@ std::vector<Filling> reduction_fillings(const std::vector<int64_t>& dims, uint64
   fillings.push_back({"infinities", infinities});
   fillings.push_back({"all NaN", filled(dims, {kNaN})});
   fillings.push_back({"zeros and denormals", filled(dims, {0.0f, -0.0f, 1e-40f, -1e-40f, 1e-45f})});
+  fillings.push_back({"large", filled(dims, {1e30f, -1e30f, 3e37f, -2e30f, 1.5f})});
   return fillings;
 }
 

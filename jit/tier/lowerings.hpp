@@ -17,7 +17,6 @@ extern const Implementation kDnnlConv2d;  // a graph of convolutions
 extern const Implementation kDnnlSoftmax;
 extern const Implementation kDnnlLayerNorm;
 extern const Implementation kDnnlPool2d;
-extern const Implementation kDnnlReduction;
 // adaptive_avg_pool2d with uniform windows, as an average pool.
 extern const Implementation kDnnlAdaptivePool2d;
 // conv_transpose2d with a constant weight, reordered once.

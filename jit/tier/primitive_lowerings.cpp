@@ -1,6 +1,5 @@
 #include "jit/dnnl/layer_norm.hpp"
 #include "jit/dnnl/pool2d.hpp"
-#include "jit/dnnl/reduction.hpp"
 #include "jit/dnnl/softmax.hpp"
 #include "jit/tier/lowerings.hpp"
 
@@ -142,56 +141,11 @@ void lower_adaptive_pool2d(GraphRewriter& rw, ir::OpId id) {
                                           unary_runner<dnnl_ops::Pool2dPrimitive>());
 }
 
-// Whether `axes` (negative counting from the end) are exactly the last axes.size() axes; no axes
-// means all of them.
-bool reduces_trailing_axes(const std::vector<int64_t>& dims, const std::vector<int64_t>& axes) {
-  if (axes.empty()) return true;
-  const int64_t rank = int64_t(dims.size());
-  std::vector<bool> reduced(dims.size(), false);
-  for (int64_t axis : axes) {
-    const int64_t a = axis < 0 ? axis + rank : axis;
-    if (a < 0 || a >= rank) return false;
-    reduced[size_t(a)] = true;
-  }
-  for (int64_t a = 0; a < rank; ++a)
-    if (reduced[size_t(a)] != (a >= rank - int64_t(axes.size()))) return false;
-  return true;
-}
-
-dnnl_ops::ReductionParams reduction_params(const GraphRewriter& rw, ir::OpId id) {
-  const ir::Op& op = rw.op(id);
-  dnnl_ops::ReduceKind kind = dnnl_ops::ReduceKind::sum;
-  if (op.kind == ir::OpKind::reduce_mean) kind = dnnl_ops::ReduceKind::mean;
-  if (op.kind == ir::OpKind::reduce_max) kind = dnnl_ops::ReduceKind::max;
-  if (op.kind == ir::OpKind::reduce_min) kind = dnnl_ops::ReduceKind::min;
-  const ir::ReduceParams& reduce = ir::params_of<ir::ReduceParams>(op);
-  return {rw.dims(op.operands[0]), kind, reduce.axes, reduce.keepdims};
-}
-
-std::optional<std::string> refuse_reduction(const GraphRewriter& rw, ir::OpId id) {
-  const ir::Op& op = rw.op(id);
-  // Measured on the cnn workload's global average pool ([8, 64, 32, 32] -> [8, 64, 1, 1]): oneDNN
-  // 2.6's reduction took 2-8 ms, the interpreter's contiguous row reduction well under 1 ms.
-  if (reduces_trailing_axes(rw.dims(op.operands[0]), ir::params_of<ir::ReduceParams>(op).axes))
-    return "trailing axes: the interpreter's row reduction is faster";
-  // oneDNN's max and min compare a NaN away (maxps keeps its second operand); torch and the
-  // interpreter's kernel propagate it.
-  if (op.kind == ir::OpKind::reduce_max || op.kind == ir::OpKind::reduce_min)
-    return "oneDNN's max and min drop NaN; the interpreter propagates it";
-  return refuse_one_op<dnnl_ops::ReductionPrimitive>(rw, id, reduction_params(rw, id));
-}
-
-void lower_reduction(GraphRewriter& rw, ir::OpId id) {
-  lower_one_op<dnnl_ops::ReductionPrimitive>(rw, id, kDnnlReduction.name, reduction_params(rw, id),
-                                             unary_runner<dnnl_ops::ReductionPrimitive>());
-}
-
 } // namespace
 
 const Implementation kDnnlSoftmax{{"dnnl.softmax"}, refuse_softmax, lower_softmax};
 const Implementation kDnnlLayerNorm{{"dnnl.layer_norm"}, refuse_layer_norm, lower_layer_norm};
 const Implementation kDnnlPool2d{{"dnnl.pool2d"}, refuse_pool2d, lower_pool2d};
-const Implementation kDnnlReduction{{"dnnl.reduction"}, refuse_reduction, lower_reduction};
 const Implementation kDnnlAdaptivePool2d{{"dnnl.adaptive_avg_pool2d"}, refuse_adaptive_pool2d, lower_adaptive_pool2d};
 
 } // namespace kiln::jitc::tier
