@@ -583,6 +583,22 @@ TEST_CASE("documented tier differences: casts of NaN and out-of-range floats to 
   CHECK(std::vector<int32_t>(jit.data<int32_t>(), jit.data<int32_t>() + 4) == std::vector<int32_t>(4, INT32_MIN));
 }
 
+TEST_CASE("sums and means add f32 in double on both tiers, where torch's f32 sums cancel or overflow") {
+  // torch 1.13 on CPU: tensor([1e10, 3., -1e10]).sum() is 0 and the mean of [3e38, 3e38, -3e38] is
+  // inf. kiln adds in double and rounds once, over leading axes as over trailing ones.
+  const Tensor cancelling = Tensor::from_vector<float>({1e10f, 3.0f, -1e10f}, {3, 1});
+  const Tensor overflowing = Tensor::from_vector<float>({3e38f, 3e38f, -3e38f}, {3, 1});
+  for (const std::vector<int64_t>& axes : {std::vector<int64_t>{0}, {0, 1}}) {
+    CAPTURE(axes.size());
+    const auto [interp_sum, jit_sum] = on_both_tiers([axes](Tensor t) { return F::sum(t, axes); }, cancelling);
+    CHECK(interp_sum.data<float>()[0] == 3.0f);
+    CHECK(jit_sum.data<float>()[0] == 3.0f);
+    const auto [interp_mean, jit_mean] = on_both_tiers([axes](Tensor t) { return F::mean(t, axes); }, overflowing);
+    CHECK(interp_mean.data<float>()[0] == doctest::Approx(1e38f).epsilon(1e-6));
+    CHECK(jit_mean.data<float>()[0] == doctest::Approx(1e38f).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("softmax and log_softmax of rows holding NaN or infinities agree with PyTorch on both tiers") {
   // PyTorch gives NaN for a whole row holding NaN or +inf; oneDNN alone would give 0 (-inf) beside it.
   for (const std::vector<float>& row :
