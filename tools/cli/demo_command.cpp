@@ -69,8 +69,7 @@ void print_matmul_implementations(Session& session, int64_t batch, const Tensor&
     const std::vector<std::string> jitted = jit ? matmul_implementations(*jit, x) : std::vector<std::string>{};
     out << "  batch " << batch << " matmuls: interp " << joined(interp) << "; jit "
         << (jit ? joined(jitted) : "not built") << "\n";
-    if (jit && interp == jitted)
-      out << "  (both tiers multiply with the same code here; KILN_LOG=jit says why)\n";
+    if (jit && interp == jitted) out << "  (both tiers multiply with the same code here; KILN_LOG=jit says why)\n";
   }
 }
 
