@@ -4,6 +4,7 @@
 #include <kiln/layout.hpp>
 #include <kiln/scalar.hpp>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <vector>
 
@@ -12,6 +13,7 @@ namespace kiln {
 namespace detail {
 struct TensorImpl;
 }
+struct ValuesAndIndices;
 
 // A tensor handle. Either concrete (contiguous, 64-byte aligned, shared storage) or symbolic
 // (a value of the graph being traced). Copies share storage.
@@ -79,12 +81,116 @@ public:
   Tensor permute(const std::vector<int64_t>& perm, std::source_location loc = std::source_location::current()) const;
   Tensor cast(DType dtype, std::source_location loc = std::source_location::current()) const;
 
+  // torch.Tensor's common methods with torch's semantics (src/trace/tensor_methods.cpp), each the
+  // op of its F:: twin: eager on concrete tensors, staged while tracing, as F:: is. Where torch's
+  // method and F:: differ in defaults, the method follows torch: flatten() starts at dim 0,
+  // max(dim) gives values and indices, sum() of an integer tensor is i64, squeeze(dim) keeps a dim
+  // that is not 1.
+  using Loc = std::source_location;
+  Tensor relu(Loc loc = Loc::current()) const;
+  Tensor sigmoid(Loc loc = Loc::current()) const;
+  Tensor tanh(Loc loc = Loc::current()) const;
+  Tensor exp(Loc loc = Loc::current()) const;
+  Tensor log(Loc loc = Loc::current()) const;
+  Tensor sqrt(Loc loc = Loc::current()) const;
+  Tensor rsqrt(Loc loc = Loc::current()) const;
+  Tensor abs(Loc loc = Loc::current()) const;
+  Tensor neg(Loc loc = Loc::current()) const;
+  Tensor sin(Loc loc = Loc::current()) const;
+  Tensor cos(Loc loc = Loc::current()) const;
+  Tensor erf(Loc loc = Loc::current()) const;
+  Tensor floor(Loc loc = Loc::current()) const;
+  Tensor ceil(Loc loc = Loc::current()) const;
+  Tensor round(Loc loc = Loc::current()) const;
+  Tensor sign(Loc loc = Loc::current()) const;
+  Tensor log1p(Loc loc = Loc::current()) const;
+  Tensor expm1(Loc loc = Loc::current()) const;
+
+  Tensor add(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor sub(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor mul(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor div(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor matmul(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor pow(const Tensor& exponent, Loc loc = Loc::current()) const;
+  Tensor pow(Scalar exponent, Loc loc = Loc::current()) const;
+  Tensor maximum(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor minimum(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor eq(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor ne(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor lt(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor le(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor gt(const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor ge(const Tensor& other, Loc loc = Loc::current()) const;
+  // torch.clamp: a missing bound does not clamp (at least one is needed); promotes as F::clamp.
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max, Loc loc = Loc::current()) const;
+  Tensor clamp(const Tensor& min, const Tensor& max, Loc loc = Loc::current()) const;
+  // torch's x.where(condition, other): x where condition holds, other elsewhere.
+  Tensor where(const Tensor& condition, const Tensor& other, Loc loc = Loc::current()) const;
+  Tensor masked_fill(const Tensor& mask, double value, Loc loc = Loc::current()) const;
+  Tensor to(DType dtype, Loc loc = Loc::current()) const;
+
+  // Reductions over every dim, over one dim, or over several (torch's dim and keepdim).
+  Tensor sum(Loc loc = Loc::current()) const;
+  Tensor sum(int64_t dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor mean(Loc loc = Loc::current()) const;
+  Tensor mean(int64_t dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor prod(Loc loc = Loc::current()) const;
+  Tensor prod(int64_t dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  // The global maximum (minimum), or along one dim the values and the index of the first of them.
+  Tensor max(Loc loc = Loc::current()) const;
+  ValuesAndIndices max(int64_t dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor min(Loc loc = Loc::current()) const;
+  ValuesAndIndices min(int64_t dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor amax(const std::vector<int64_t>& dims = {}, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor amin(const std::vector<int64_t>& dims = {}, bool keepdim = false, Loc loc = Loc::current()) const;
+  // Without a dim, the index into the flattened tensor.
+  Tensor argmax(Loc loc = Loc::current()) const;
+  Tensor argmax(int64_t dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor argmin(Loc loc = Loc::current()) const;
+  Tensor argmin(int64_t dim, bool keepdim = false, Loc loc = Loc::current()) const;
+  Tensor var(const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false,
+             Loc loc = Loc::current()) const;
+  Tensor std(const std::vector<int64_t>& dims = {}, int64_t correction = 1, bool keepdim = false,
+             Loc loc = Loc::current()) const;
+  Tensor cumsum(int64_t dim, Loc loc = Loc::current()) const;
+  ValuesAndIndices topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true,
+                        Loc loc = Loc::current()) const;
+  Tensor softmax(int64_t dim, Loc loc = Loc::current()) const;
+  Tensor log_softmax(int64_t dim, Loc loc = Loc::current()) const;
+  Tensor tril(int64_t diagonal = 0, Loc loc = Loc::current()) const;
+  Tensor triu(int64_t diagonal = 0, Loc loc = Loc::current()) const;
+
+  // Shapes. flatten merges dims start..end (inclusive); a 0-d tensor becomes [1], as in torch.
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1, Loc loc = Loc::current()) const;
+  Tensor unsqueeze(int64_t dim, Loc loc = Loc::current()) const;
+  // Drops the dims of size 1 (every one, or dim if it is 1); a symbolic dim is a kiln::Error(shape),
+  // since whether torch drops it depends on its size at each call.
+  Tensor squeeze(Loc loc = Loc::current()) const;
+  Tensor squeeze(int64_t dim, Loc loc = Loc::current()) const;
+  Tensor view(const Shape& shape, Loc loc = Loc::current()) const;
+  Tensor expand(const std::vector<int64_t>& sizes, Loc loc = Loc::current()) const;
+  // t(): the transpose of a matrix (a 0-d or 1-d tensor unchanged); mT(): of the last two dims.
+  Tensor t(Loc loc = Loc::current()) const;
+  Tensor mT(Loc loc = Loc::current()) const;
+  // torch.split: pieces of split_size along dim (the last one smaller), or of the given sizes.
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0, Loc loc = Loc::current()) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t dim = 0, Loc loc = Loc::current()) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0, Loc loc = Loc::current()) const;
+
   const std::shared_ptr<detail::TensorImpl>& impl() const { return impl_; }
   explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
 
 private:
   void check_access(DType requested) const;
   std::shared_ptr<detail::TensorImpl> impl_;
+};
+
+// torch's (values, indices) pair of max(dim), min(dim) and topk.
+struct ValuesAndIndices {
+  Tensor values;
+  Tensor indices;
 };
 
 // A tensor operand that remembers where the user wrote the operator: the implicit conversion
