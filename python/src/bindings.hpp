@@ -36,6 +36,8 @@ void set_package_dir(std::string dir);
 void bind_errors(py::module_& m);
 void bind_types(py::module_& m);
 void bind_tensor(py::module_& m);
+// torch.Tensor's methods (relu, sum, max, flatten, to, ...) on kiln.Tensor.
+void bind_tensor_methods(py::module_& m, py::class_<Tensor>& tensor);
 void bind_functional(py::module_& m);
 void bind_compile(py::module_& m);
 void bind_io(py::module_& m);

@@ -1,4 +1,5 @@
-// kiln.Tensor: factories, the buffer protocol, DLPack both ways (zero-copy), operators, methods.
+// kiln.Tensor: factories, the buffer protocol, DLPack both ways (zero-copy), operators; torch's
+// methods are in tensor_methods.cpp.
 #include "bindings.hpp"
 #include <dlpack/dlpack.h>
 #include <sstream>
@@ -210,24 +211,6 @@ void bind_tensor(py::module_& m) {
           "__dlpack__", [](const Tensor& t, const py::object&) { return to_dlpack(t); }, py::arg("stream") = py::none())
       .def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(int(kDLCPU), 0); })
       .def("__repr__", &tensor_repr)
-      .def("reshape",
-           [](const Tensor& t, const py::args& dims) {
-             PythonCallerLocation where;
-             return t.reshape(shape_from_py(dims.size() == 1 && !py::isinstance<py::int_>(dims[0]) &&
-                                                    !py::isinstance<py::str>(dims[0]) && !py::isinstance<Dim>(dims[0])
-                                                ? dims[0]
-                                                : py::object(dims)));
-           })
-      .def("transpose",
-           [](const Tensor& t, int64_t a, int64_t b) {
-             PythonCallerLocation where;
-             return t.transpose(a, b);
-           })
-      .def("permute",
-           [](const Tensor& t, const std::vector<int64_t>& perm) {
-             PythonCallerLocation where;
-             return t.permute(perm);
-           })
       .def_property_readonly("T",
                              [](const Tensor& t) {
                                PythonCallerLocation where;
@@ -303,6 +286,7 @@ void bind_tensor(py::module_& m) {
     if (is_number(b)) return F::pow(a, scalar_from_py(b));
     return F::pow(a, tensor_from_py(b, "exponent"));
   });
+  bind_tensor_methods(m, tensor);
   tensor.attr("__hash__") = py::none();
   py::implicitly_convertible<py::object, Tensor>();
 
