@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <kiln/error.hpp>
+#include <kiln/session.hpp>
 #include <limits>
 #include <mutex>
 #include <unistd.h>
@@ -132,7 +133,11 @@ std::optional<std::vector<std::string>> choices(const char* name, const std::vec
   return items;
 }
 
-std::optional<std::string> jit_mode() { return choice("KILN_JIT", {"off", "auto", "always", "0", "1"}); }
+std::optional<JitMode> jit_mode() {
+  std::optional<std::string> raw = text("KILN_JIT");
+  if (!raw) return std::nullopt;
+  return parse_jit_mode(*raw, "environment variable KILN_JIT");
+}
 std::optional<int64_t> promote_after() { return integer("KILN_PROMOTE_AFTER", 0, 1'000'000'000); }
 std::optional<bool> jit_async() { return boolean("KILN_JIT_ASYNC"); }
 std::optional<int64_t> cache_capacity() { return integer("KILN_CACHE_CAPACITY", 1, 1'000'000'000); }

@@ -6,6 +6,10 @@
 #include <string_view>
 #include <vector>
 
+namespace kiln {
+enum class JitMode; // kiln/session.hpp
+}
+
 // The one parser for kiln's KILN_* environment knobs. Every getter returns nullopt when the variable
 // is unset or empty and throws kiln::Error(spec) naming the variable, its value and what is accepted
 // when the value is not one of the documented spellings (matched case-insensitively).
@@ -26,7 +30,7 @@ std::optional<std::vector<std::string>> choices(const char* name, const std::vec
 std::optional<std::string> text(const char* name);
 
 // kiln's knobs, each parsed by the getters above (README: "Environment").
-std::optional<std::string> jit_mode();                  // KILN_JIT: off, auto, always (0, 1)
+std::optional<JitMode> jit_mode();                      // KILN_JIT: kiln::parse_jit_mode's spellings
 std::optional<int64_t> promote_after();                 // KILN_PROMOTE_AFTER: 0 or more calls
 std::optional<bool> jit_async();                        // KILN_JIT_ASYNC
 std::optional<int64_t> cache_capacity();                // KILN_CACHE_CAPACITY: signatures, 1 or more

@@ -9,13 +9,7 @@ namespace kiln {
 
 TierPolicy TierPolicy::from_env() {
   TierPolicy p;
-  const std::string mode = env::jit_mode().value_or("auto");
-  if (mode == "off" || mode == "0")
-    p.mode = JitMode::off;
-  else if (mode == "always")
-    p.mode = JitMode::always;
-  else
-    p.mode = JitMode::automatic;
+  p.mode = env::jit_mode().value_or(p.mode);
   p.promote_after = int(env::promote_after().value_or(p.promote_after));
   p.async = env::jit_async().value_or(p.async);
   return p;
