@@ -212,6 +212,7 @@ TEST_CASE("fail_on_recompile turns a miss after warm-up into a kiln::Error namin
 TEST_CASE("an op that cannot be batch-polymorphic falls back to per-shape entries, never an error") {
   // A static size read off the batch axis (x.dim(0), not x.dim_of(0)): refused with dynamic on.
   auto flat = kiln::jit([](const Tensor& x) { return F::split(x, {x.dim(0) - 1, 1}, 0)[1] * 2.0; }, with(Dynamic::on));
+  ScopedEnv env("KILN_LOG", "recompiles");
   CapturedStderr log;
   for (int64_t batch : {2, 3, 3}) {
     const Tensor out = flat(Tensor::ones({batch, 3}));
@@ -224,6 +225,14 @@ TEST_CASE("an op that cannot be batch-polymorphic falls back to per-shape entrie
   CHECK(text.find("fn cannot be traced with symbolic dims, so it gets one entry per shape") != std::string::npos);
   CHECK(text.find("dimension 's0' is symbolic") != std::string::npos);
   CHECK(text.find("cannot be traced", text.find("cannot be traced") + 1) == std::string::npos); // once
+}
+
+TEST_CASE("the fallback to per-shape entries is logged only under KILN_LOG=recompiles") {
+  ScopedEnv env("KILN_LOG", nullptr);
+  auto flat = kiln::jit([](const Tensor& x) { return F::split(x, {x.dim(0) - 1, 1}, 0)[1] * 2.0; }, with(Dynamic::on));
+  CapturedStderr log;
+  CHECK(flat(Tensor::ones({2, 3})).dims() == std::vector<int64_t>{1, 3});
+  CHECK(log.text().empty());
 }
 
 TEST_CASE("conv graphs share one entry across batch sizes with dynamic on") {

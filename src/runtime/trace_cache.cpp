@@ -261,7 +261,7 @@ TraceCache::Decision TraceCache::decide(const TreeLeaves& leaves, const std::vec
 std::vector<TensorLayout> TraceCache::symbolic_trace_failed(const Error& error, const std::vector<Tensor>& tensors) {
   {
     const std::lock_guard lock(state_->mutex);
-    if (!state_->static_only)
+    if (!state_->static_only && runtime::log_enabled(runtime::LogChannel::recompiles))
       runtime::log_line(runtime::LogChannel::recompiles,
                         options_.name +
                             " cannot be traced with symbolic dims, so it gets one entry per shape: " + error.what());
