@@ -16,17 +16,23 @@ def tracing_module():
 
 
 class JitFunction:
-    """A function compiled at call time. Thread-safe."""
+    """A function compiled at call time. Thread-safe.
+
+    Every keyword takes effect: dynamic, recompile_limit, capacity and fail_on_recompile steer the
+    trace cache; name names the graphs (default: after fn); weights are looked up before the
+    session's registry; custom_extensions and allow_subgraphs apply to each trace; session holds
+    the tiers and the registry (default: kiln.Session.default())."""
 
     def __init__(self, fn, *, dynamic=None, recompile_limit=8, capacity=32, fail_on_recompile=False, name="",
-                 weights=None, session=None):
+                 weights=None, session=None, custom_extensions=(), allow_subgraphs=True):
         self._fn = fn
-        self._name = name or getattr(fn, "__name__", "fn")
-        if not self._name.isidentifier():
-            self._name = "fn"
+        self._name = _tree.graph_name(fn, name, default="fn")
+        self._weights = dict(weights or {})
+        self._custom_extensions = list(custom_extensions)
+        self._allow_subgraphs = allow_subgraphs
         session = session if session is not None else _kiln.Session.default()
         self._cache = _kiln._TraceCache(dynamic, recompile_limit, capacity, fail_on_recompile, self._name,
-                                        dict(weights or {}), session)
+                                        self._weights, session)
         self._session = session
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -54,10 +60,11 @@ class JitFunction:
         except _kiln.Error as e:
             if not decision.symbolic:
                 raise
-            layouts = self._cache.symbolic_trace_failed(str(e), tensors)
+            layouts = self._cache.symbolic_trace_failed(e, tensors)
             traced = self._traced(args, layouts)
         module, spec_leaves, template = traced
-        core = _kiln._CallableCore(module, spec_leaves, {}, self._name, [], True, self._session)
+        core = _kiln._CallableCore(module, spec_leaves, self._weights, self._name, self._custom_extensions,
+                                   self._allow_subgraphs, self._session)
         ms = (time.perf_counter() - start) * 1e3
         return self._cache.insert(leaves, tensors, layouts, template, core, ms)
 
@@ -65,9 +72,14 @@ class JitFunction:
         specs = _tree.replace_tensors(args, layouts)
         _tracing.depth = getattr(_tracing, "depth", 0) + 1
         try:
-            return _tree.trace(self._fn, specs, self._name)
+            return _tree.trace(self._fn, specs, self._name, self._allow_subgraphs, self._custom_extensions)
         finally:
             _tracing.depth -= 1
+
+    @property
+    def session(self):
+        """The kiln.Session whose tiers, executable cache and weight registry the entries use."""
+        return self._session
 
     def stats(self):
         return self._cache.stats()
@@ -78,6 +90,16 @@ class JitFunction:
     def set_fail_on_recompile(self, on):
         self._cache.set_fail_on_recompile(on)
 
+    # lucid: a plain function has no parameters, so these are empty.
+    def parameters(self):
+        return []
+
+    def named_parameters(self):
+        return iter(())
+
+    def state_dict(self):
+        return {}
+
 
 class CompiledModule:
     """A module compiled at call time, delegating parameters(), state_dict() and load_state_dict().
@@ -85,13 +107,12 @@ class CompiledModule:
     Its parameters are the weights of its own session under their dotted names; load_state_dict
     sets new versions there, so later calls use them."""
 
-    def __init__(self, module, **options):
+    def __init__(self, module, *, session=None, **options):
         self._module = module
         module._set_prefixes()
-        self._session = options.pop("session", None) or _kiln.Session()
+        self._session = session if session is not None else _kiln.Session()
         for name, value in module.state_dict().items():
             self._session.set_weight(name, value)
-        options.setdefault("name", type(module).__name__)
         self._forward = JitFunction(module, session=self._session, **options)
 
     def __call__(self, *args):
@@ -101,6 +122,11 @@ class CompiledModule:
     @property
     def module(self):
         return self._module
+
+    @property
+    def session(self):
+        """The kiln.Session holding this module's parameters as weights, and its tiers."""
+        return self._session
 
     def parameters(self):
         return self._module.parameters()
@@ -119,17 +145,29 @@ class CompiledModule:
     def stats(self):
         return self._forward.stats()
 
+    def clear_cache(self):
+        self._forward.clear_cache()
 
-def compile(module_or_fn=None, *, dynamic=None, **options):
+    def set_fail_on_recompile(self, on):
+        self._forward.set_fail_on_recompile(on)
+
+
+def compile(module_or_fn=None, *, dynamic=None, recompile_limit=8, capacity=32, fail_on_recompile=False, name="",
+            weights=None, session=None, custom_extensions=(), allow_subgraphs=True):
     """lucid's compile: kiln.compile(module), kiln.compile(fn), @kiln.compile, @kiln.compile(dynamic=True).
 
     dynamic: None (automatic: sizes that change become symbolic at the second trace), True (dim 0
-    of every tensor symbolic from the first trace) or False (one entry per shape)."""
+    of every tensor symbolic from the first trace) or False (one entry per shape). The other
+    keywords are JitFunction's; a module gets its own session unless one is given."""
     from .nn import Module
+
+    options = dict(dynamic=dynamic, recompile_limit=recompile_limit, capacity=capacity,
+                   fail_on_recompile=fail_on_recompile, name=name, weights=weights, session=session,
+                   custom_extensions=custom_extensions, allow_subgraphs=allow_subgraphs)
 
     def wrap(target):
         if isinstance(target, Module):
-            return CompiledModule(target, dynamic=dynamic, **options)
-        return JitFunction(target, dynamic=dynamic, **options)
+            return CompiledModule(target, **options)
+        return JitFunction(target, **options)
 
     return wrap if module_or_fn is None else wrap(module_or_fn)

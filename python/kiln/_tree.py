@@ -5,7 +5,11 @@ visited in sorted order, as std::map visits them. Scalars and strings are baked 
 checked again at each call.
 """
 
+import re
+
 from . import _kiln
+
+_GRAPH_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def error(kind, message):
@@ -13,6 +17,25 @@ def error(kind, message):
     e = _kiln.Error(f"{kind} error: {message}")
     e.kind = kind
     return e
+
+
+def graph_name(fn, name="", default=""):
+    """MAX's rule: the graph (module and entry function) is named `name`, else after fn: its
+    __name__, a module or its bound forward after the module's class; a lambda, or anything without
+    such a name, gets `default` ("" leaves the C++ API's own default)."""
+    if name:
+        if not _GRAPH_NAME.fullmatch(name):
+            raise error("spec", f"graph name '{name}' must match [A-Za-z_][A-Za-z0-9_]*")
+        return name
+    from .nn import Module
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, Module):
+        derived = type(fn).__name__
+    elif isinstance(owner, Module) and getattr(fn, "__name__", "") == "forward":
+        derived = type(owner).__name__
+    else:
+        derived = getattr(fn, "__name__", "")
+    return derived if isinstance(derived, str) and _GRAPH_NAME.fullmatch(derived) else default
 
 
 class Slot:

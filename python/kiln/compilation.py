@@ -43,7 +43,10 @@ def _session(session):
 
 
 def stage(fn, *, name="", custom_extensions=(), allow_subgraphs=True):
-    """MAX's stage(fn): returns a function of the specs giving the StagedGraph."""
+    """MAX's stage(fn): returns a function of the specs giving the StagedGraph.
+
+    name: the graph's name; by default fn's (a module's class name; "main" for a lambda)."""
+    name = _tree.graph_name(fn, name)
 
     def stager(*specs):
         module, leaves, _ = _tree.trace(fn, specs, name, allow_subgraphs, custom_extensions)
@@ -56,11 +59,14 @@ def compile(fn, *, weights=None, name="", custom_extensions=(), allow_subgraphs=
     """MAX's compile(fn, weights=...): returns a function of the specs giving a CompiledCallable.
 
     weights maps names to anything with __dlpack__ (numpy arrays, torch tensors, kiln Tensors),
-    used without a copy; names not in it are looked up in the session's registry."""
+    used without a copy; names not in it are looked up in the session's registry. name: the
+    graph's name; by default fn's (a module's class name; "main" for a lambda)."""
+    name = _tree.graph_name(fn, name)
+    weights = dict(weights or {})
 
     def compiler(*specs):
         module, leaves, template = _tree.trace(fn, specs, name, allow_subgraphs, custom_extensions)
-        core = _kiln._CallableCore(module, leaves, dict(weights or {}), name, list(custom_extensions),
+        core = _kiln._CallableCore(module, leaves, weights, name, list(custom_extensions),
                                    allow_subgraphs, _session(session))
         return CompiledCallable(core, template)
 

@@ -57,11 +57,47 @@ CompileOptions compile_options(const py::dict& weights, const std::string& name,
   return CompileOptions{weights_from_py(weights), name, extensions, allow_subgraphs, session, std::nullopt};
 }
 
-JitMode jit_mode(const std::string& mode) {
-  if (mode == "automatic") return JitMode::automatic;
-  if (mode == "off") return JitMode::off;
-  if (mode == "always") return JitMode::always;
-  throw Error(ErrorKind::spec, "jit mode '" + mode + "': expected 'automatic', 'off' or 'always'");
+// Session.stats() and totals() as plain Python values, one dict key per field of the C++ structs.
+py::dict signature_stats_to_py(const SignatureStats& s) {
+  py::dict d;
+  d["callable"] = s.callable;
+  d["signature"] = s.signature;
+  d["tier"] = s.tier;
+  d["calls"] = s.calls;
+  d["calls_per_tier"] = s.calls_per_tier;
+  d["total_ms"] = s.total_ms;
+  d["median_ms"] = s.median_ms;
+  d["interp_compile_ms"] = s.interp_compile_ms;
+  d["jit_compile_ms"] = s.jit_compile_ms;
+  d["arena_bytes"] = s.arena_bytes;
+  d["weight_bytes"] = s.weight_bytes;
+  d["constant_bytes"] = s.constant_bytes;
+  d["ops_per_lowering"] = s.ops_per_lowering;
+  d["jit_error"] = s.jit_error;
+  return d;
+}
+
+py::dict session_totals_to_py(const SessionTotals& t) {
+  py::dict d;
+  d["signatures_compiled"] = t.signatures_compiled;
+  d["evictions"] = t.evictions;
+  d["promotions"] = t.promotions;
+  d["failed_promotions"] = t.failed_promotions;
+  return d;
+}
+
+// A kiln.Error caught in Python, back as the kiln::Error it was (its kind, its message without the
+// "<kind> error: " prefix str() carries).
+Error error_from_py(const py::object& error) {
+  const std::string kind = py::str(error.attr("kind"));
+  std::string message = py::str(error);
+  const std::string prefix = kind + " error: ";
+  if (message.starts_with(prefix)) message.erase(0, prefix.size());
+  for (ErrorKind k :
+       {ErrorKind::spec, ErrorKind::shape, ErrorKind::dtype, ErrorKind::weight, ErrorKind::parse, ErrorKind::io,
+        ErrorKind::unsupported, ErrorKind::internal, ErrorKind::extension, ErrorKind::numeric, ErrorKind::memory})
+    if (kind == error_kind_name(k)) return Error(k, message);
+  return Error(ErrorKind::internal, message);
 }
 
 Dynamic dynamic_of(const py::object& dynamic) {
@@ -118,25 +154,35 @@ void bind_compile(py::module_& m) {
 
   py::class_<Session, std::shared_ptr<Session>>(m, "Session",
                                                 "Tiers, the executable cache and the weight registry callables share.")
-      .def(py::init([](const std::string& mode, int promote_after, bool async, size_t capacity) {
+      // Unset keywords take the environment's values (KILN_JIT, KILN_PROMOTE_AFTER, KILN_JIT_ASYNC,
+      // KILN_CACHE_CAPACITY), as a C++ Session() does.
+      .def(py::init([](const std::optional<std::string>& mode, std::optional<int> promote_after,
+                       std::optional<bool> async, size_t capacity) {
              TierPolicy policy = TierPolicy::from_env();
-             policy.mode = jit_mode(mode);
-             policy.promote_after = promote_after;
-             policy.async = async;
+             if (mode) policy.mode = parse_jit_mode(*mode, "Session mode");
+             if (promote_after) {
+               if (*promote_after < 0)
+                 throw Error(ErrorKind::spec,
+                             "Session promote_after=" + std::to_string(*promote_after) + ": expected 0 or more calls");
+               policy.promote_after = *promote_after;
+             }
+             policy.async = async.value_or(policy.async);
              return std::make_shared<Session>(policy, capacity);
            }),
-           py::arg("mode") = "automatic", py::arg("promote_after") = 2, py::arg("async_compile") = true,
+           py::arg("mode") = py::none(), py::arg("promote_after") = py::none(), py::arg("async_compile") = py::none(),
            py::arg("cache_capacity") = 0)
       .def_static("default", &Session::default_session)
-      .def_property_readonly("mode",
-                             [](const Session& s) {
-                               switch (s.policy().mode) {
-                               case JitMode::off: return "off";
-                               case JitMode::always: return "always";
-                               case JitMode::automatic: return "automatic";
-                               }
-                               return "automatic";
-                             })
+      .def_property_readonly("mode", [](const Session& s) { return jit_mode_name(s.policy().mode); })
+      .def_property_readonly("promote_after", [](const Session& s) { return s.policy().promote_after; })
+      .def_property_readonly("async_compile", [](const Session& s) { return s.policy().async; })
+      .def("stats",
+           [](const Session& s) {
+             py::list out;
+             for (const SignatureStats& entry : s.stats())
+               out.append(signature_stats_to_py(entry));
+             return out;
+           })
+      .def("totals", [](const Session& s) { return session_totals_to_py(s.totals()); })
       .def("stats_table", &Session::stats_table)
       .def("wait_for_promotions", &Session::wait_for_promotions, py::call_guard<py::gil_scoped_release>())
       .def("set_weight", [](Session& s, const std::string& name, const py::object& value) {
@@ -226,8 +272,8 @@ void bind_compile(py::module_& m) {
       .def("decide", [](Cache& c, const TreeLeaves& leaves,
                         const std::vector<Tensor>& tensors) { return c.decide(leaves, tensors, kPythonArgs); })
       .def("symbolic_trace_failed",
-           [](Cache& c, const std::string& message, const std::vector<Tensor>& tensors) {
-             return c.symbolic_trace_failed(Error(ErrorKind::shape, message), tensors);
+           [](Cache& c, const py::object& error, const std::vector<Tensor>& tensors) {
+             return c.symbolic_trace_failed(error_from_py(error), tensors);
            })
       .def("insert",
            [](Cache& c, const TreeLeaves& leaves, const std::vector<Tensor>& tensors,
