@@ -1,6 +1,7 @@
 #include "exec/non_finite_check.hpp"
 #include "core/half.hpp"
 #include "ir/ops.hpp"
+#include "ir/text/value_labels.hpp"
 #include <cmath>
 #include <kiln/error.hpp>
 #include <unordered_set>
@@ -64,7 +65,7 @@ size_t fused_op_count(const ir::Function& graph, std::span<const ir::ValueId> op
 // op, with how to narrow it down to one op.
 std::string describe_value(const ExecutionPlan& plan, size_t index, ir::ValueId value) {
   const PlanStep& step = plan.steps()[index];
-  const std::string name = "%" + std::to_string(value);
+  const std::string name = ir::value_name(plan.graph(), value);
   if (!step.lowered) return name + " = " + ir::op_place(*step.op);
   const std::span<const ir::ValueId> values(plan.view_values().data() + step.first_view,
                                             step.num_inputs + step.num_outputs);

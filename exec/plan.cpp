@@ -4,6 +4,7 @@
 #include "exec/step_implementations.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/side_effects.hpp"
+#include "ir/text/value_labels.hpp"
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -39,8 +40,6 @@ size_t best_fit_offset(const std::vector<const PlacedBlock*>& conflicts, size_t 
 bool aliases_its_input(ir::OpKind kind) {
   return kind == ir::OpKind::reshape || kind == ir::OpKind::squeeze || kind == ir::OpKind::unsqueeze;
 }
-
-std::string value_name(ir::ValueId v) { return "%" + std::to_string(v); }
 
 void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::Op& op, ErrorKind kind) {
   if (!tensor.defined() || !tensor.is_concrete())
@@ -124,13 +123,13 @@ void ExecutionPlan::plan_values(const runtime::WeightMap& weights, std::span<con
   for (size_t v = 0; v < fn.values.size(); ++v) {
     const ir::ValueType& type = fn.values[v].type;
     if (!shape_is_static(type.shape))
-      throw Error(ErrorKind::shape, "interpreter plan of @" + fn.name + ": " + value_name(ir::ValueId(v)) +
+      throw Error(ErrorKind::shape, "interpreter plan of @" + fn.name + ": " + ir::value_name(fn, ir::ValueId(v)) +
                                         " has type " + ir::type_to_string(type) +
                                         "; graphs are specialised to static dims before they are planned");
     values_[v].dtype = type.dtype;
     values_[v].dims = static_dims(type.shape);
     values_[v].bytes = size_t(checked_static_byte_size(
-        type.shape, type.dtype, "interpreter plan of @" + fn.name + ": " + value_name(ir::ValueId(v))));
+        type.shape, type.dtype, "interpreter plan of @" + fn.name + ": " + ir::value_name(fn, ir::ValueId(v))));
   }
   for (size_t i = 0; i < fn.args.size(); ++i) {
     values_[fn.args[i]].storage = Storage::argument;

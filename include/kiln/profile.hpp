@@ -9,7 +9,7 @@ namespace kiln::debug {
 struct StepProfile {
   std::string tier;           // "interp" or "jit"
   size_t step = 0;            // in the executable's run order
-  std::string op;             // "kiln.matmul at model.cpp:42:17"
+  std::string op;             // "%4 = kiln.matmul at model.cpp:42:17", named as `kiln print` does
   std::string implementation; // what ran it: "interp", "packed_gemm", "dnnl.matmul", "xbyak", ...
   double ms = 0;              // median over the timed calls
   int64_t bytes = 0;          // of its inputs and outputs: what it reads and writes at least

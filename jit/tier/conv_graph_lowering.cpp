@@ -1,5 +1,6 @@
 #include "exec/plan.hpp"
 #include "exec/threads.hpp"
+#include "ir/text/value_labels.hpp"
 #include "jit/dnnl/conv2d.hpp"
 #include "jit/dnnl/engine.hpp"
 #include "jit/tier/batch_norm_folding.hpp"
@@ -347,11 +348,11 @@ void lower_conv2d(GraphRewriter& rw, ir::OpId id) {
     const ir::Op& op = rw.op(stage.id);
     std::string note =
         stage.primitive->implementation() + ", constant weight '" + constant_name(rw, op.operands[1]) + "'";
-    if (stage.folded) note += ", batch_norm op " + std::to_string(stage.epilogue.ops.front()) + " folded in";
+    if (stage.folded) note += ", batch_norm " + ir::op_name(rw.source(), stage.epilogue.ops.front()) + " folded in";
     if (stage.input_stage)
-      note += ", reads op " + std::to_string(stages[*stage.input_stage].id) + "'s result in its own layout";
+      note += ", reads " + ir::op_name(rw.source(), stages[*stage.input_stage].id) + "'s result in its own layout";
     if (stage.residual_stage)
-      note += ", adds op " + std::to_string(stages[*stage.residual_stage].id) + "'s result in its own layout";
+      note += ", adds " + ir::op_name(rw.source(), stages[*stage.residual_stage].id) + "'s result in its own layout";
     if (slices > 1) note += ", batch in " + std::to_string(slices) + " slices, one per thread";
     if (i == 0 && epilogue_refusal) note += ", not its epilogue: " + *epilogue_refusal;
     rw.take(stage.id, name, note);

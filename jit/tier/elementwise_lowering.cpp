@@ -1,4 +1,5 @@
 #include "ir/ops.hpp"
+#include "ir/text/value_labels.hpp"
 #include "jit/elementwise/region.hpp"
 #include "jit/tier/lowering_fault.hpp"
 #include "jit/tier/lowerings.hpp"
@@ -48,7 +49,7 @@ public:
     if (op.results.size() != 1 || rw_.dims(op.results[0]) != space_) return "another iteration space";
     for (ir::ValueId v : op.operands)
       if (!node_of_.count(v) && !literal_value(v) && !classify(rw_.dims(v)))
-        return "operand %" + std::to_string(v) + " " + shape_to_string(shape_from_dims(rw_.dims(v))) +
+        return "operand " + ir::value_name(rw_.source(), v) + " " + shape_to_string(shape_from_dims(rw_.dims(v))) +
                " is not full, a row, a column or a scalar of " + shape_to_string(shape_from_dims(space_));
     RegionNode node{op.kind, {}, op.params, 0.0f, rw_.dtype(op.results[0])};
     for (ir::ValueId v : op.operands)
@@ -196,7 +197,7 @@ void lower_elementwise_region(GraphRewriter& rw, ir::OpId first) {
                            ", " + std::to_string(builder.cols()) + "]";
   const std::string name(kXbyakRegion.name);
   for (ir::OpId id : builder.ops())
-    rw.take(id, name, id == first ? note : "fused into op " + std::to_string(first));
+    rw.take(id, name, id == first ? note : "fused into " + ir::op_name(rw.source(), first));
   exec::LoweredStep step{name, builder.input_values(), grown.outputs, first,
                          std::make_shared<ElementwiseRunner>(kernel, builder.rows(), builder.cols())};
   // At the region's last op: the constants passed over are steps of their own before it.

@@ -1,4 +1,5 @@
 #include "jit/tier/epilogue.hpp"
+#include "ir/text/value_labels.hpp"
 
 namespace kiln::jitc::tier {
 
@@ -149,7 +150,7 @@ std::optional<Tensor> constant_tensor(const GraphRewriter& rw, ir::ValueId v) {
 std::string constant_name(const GraphRewriter& rw, ir::ValueId v) {
   const ir::Op* def = rw.producer(v);
   return def->kind == ir::OpKind::constant_external ? ir::params_of<ir::ExternalParams>(*def).name
-                                                    : "%" + std::to_string(v);
+                                                    : ir::value_name(rw.source(), v);
 }
 
 dnnl_ops::ConstantWeight constant_weight(const GraphRewriter& rw, ir::ValueId v, const Tensor& tensor) {
@@ -179,7 +180,7 @@ Epilogue collect_epilogue(const GraphRewriter& rw, ir::ValueId start, bool bias_
 
 void take_epilogue(GraphRewriter& rw, const Epilogue& epilogue, std::string_view implementation, ir::OpId head) {
   for (ir::OpId id : epilogue.ops)
-    rw.take(id, implementation, "fused into op " + std::to_string(head));
+    rw.take(id, implementation, "fused into " + ir::op_name(rw.source(), head));
 }
 
 } // namespace kiln::jitc::tier

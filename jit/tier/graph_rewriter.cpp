@@ -1,4 +1,5 @@
 #include "jit/tier/graph_rewriter.hpp"
+#include "ir/text/value_labels.hpp"
 #include <kiln/error.hpp>
 
 namespace kiln::jitc::tier {
@@ -33,7 +34,8 @@ void GraphRewriter::emit_producers(std::span<const ir::ValueId> values) {
     if (produced_.at(v)) continue;
     const int32_t def = source_.values[v].def_op;
     if (def == ir::kNoOp || state_[size_t(def)] != State::deferred)
-      throw Error(ErrorKind::internal, "jit partitioner: value %" + std::to_string(v) + " used before it is emitted");
+      throw Error(ErrorKind::internal,
+                  "jit partitioner: value " + ir::value_name(source_, v) + " used before it is emitted");
     // The step it waited for did not take it: it runs on its own after all, as the last entry of its list.
     exec::ImplementationWalk& walk = walks_[size_t(def)];
     if (!walk.empty()) walk.back().refusal = "the step it waited for did not take it";
@@ -84,7 +86,7 @@ Partition GraphRewriter::finish() {
   Partition partition;
   for (size_t id = 0; id < walks_.size(); ++id) {
     if (walks_[id].empty() || walks_[id].back().refusal)
-      throw Error(ErrorKind::internal, "jit partitioner: no implementation took op " + std::to_string(id));
+      throw Error(ErrorKind::internal, "jit partitioner: no implementation took " + ir::op_name(source_, ir::OpId(id)));
     ++partition.ops_per_lowering[walks_[id].back().implementation];
   }
   partition.steps = std::move(steps_);

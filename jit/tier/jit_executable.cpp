@@ -1,5 +1,6 @@
 #include "jit/tier/jit_executable.hpp"
 #include "ir/ops.hpp"
+#include "ir/text/value_labels.hpp"
 #include "jit/tier/implementation_table.hpp"
 #include "jit/tier/partitioner.hpp"
 #include "jit/tier/warm_up.hpp"
@@ -28,8 +29,8 @@ std::vector<exec::ImplementationWalk> walks_through_both_tiers(const Partition& 
 void log_walks(const ir::Function& graph, const std::vector<exec::ImplementationWalk>& walks) {
   for (size_t id = 0; id < graph.ops.size(); ++id) {
     const ir::Op& op = graph.ops[id];
-    runtime::log_line(runtime::LogChannel::jit, "op " + std::to_string(id) + " kiln." +
-                                                    std::string(ir::op_info(op.kind).name) + " at " +
+    const std::string made = op.results.empty() ? "" : ir::op_name(graph, ir::OpId(id)) + " = ";
+    runtime::log_line(runtime::LogChannel::jit, made + "kiln." + std::string(ir::op_info(op.kind).name) + " at " +
                                                     op.loc.to_string() + ": " + exec::walk_to_string(walks[id]));
   }
 }

@@ -1,3 +1,4 @@
+#include "ir/text/value_labels.hpp"
 #include "jit/dnnl/matmul.hpp"
 #include "jit/tier/epilogue.hpp"
 #include "jit/tier/lowerings.hpp"
@@ -103,7 +104,7 @@ void lower_matmul(GraphRewriter& rw, ir::OpId id) {
   if (plan.epilogue.bias) step.operands.push_back(*plan.epilogue.bias);
   step.operands.insert(step.operands.end(), plan.epilogue.residuals.begin(), plan.epilogue.residuals.end());
   if (plan.b.folded_transpose && rw.is_deferred(*plan.b.folded_transpose))
-    rw.take(*plan.b.folded_transpose, name, "read as transposed B by op " + std::to_string(id));
+    rw.take(*plan.b.folded_transpose, name, "read as transposed B by " + ir::op_name(rw.source(), id));
   rw.take(id, name, note);
   take_epilogue(rw, plan.epilogue, name, id);
   if (plan.epilogue.ops.empty())

@@ -1,4 +1,5 @@
 #include "jit/tier/partitioner.hpp"
+#include "ir/text/value_labels.hpp"
 #include "jit/tier/graph_rewriter.hpp"
 #include "jit/tier/implementation_table.hpp"
 #include <kiln/error.hpp>
@@ -17,8 +18,8 @@ Partition partition_graph(const ir::Function& source, const runtime::WeightMap& 
         std::span<const Implementation>(list), cpu,
         [&](const Implementation& entry) { return entry.refuse ? entry.refuse(rw, id) : std::nullopt; }, walk);
     if (!taker)
-      throw Error(ErrorKind::internal, "jit partitioner: op " + std::to_string(id) + ": " + exec::walk_to_string(walk) +
-                                           ", and no entry after them");
+      throw Error(ErrorKind::internal, "jit partitioner: " + ir::op_name(source, id) + ": " +
+                                           exec::walk_to_string(walk) + ", and no entry after them");
     rw.record_walk(id, std::move(walk));
     taker->create(rw, id);
   }

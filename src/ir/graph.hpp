@@ -37,6 +37,10 @@ struct ValueInfo {
   ValueType type;
   int32_t def_op = kNoOp; // kNoOp: a function argument
   uint32_t def_index = 0; // result index in def_op, or argument index
+  // What debugging tools and errors call it (ir/text/value_labels.hpp): the name `kiln print` gave
+  // it in the staged module ("%4", "@block %4"), carried through passes and inlining; after it, the
+  // labels of values the passes merged into it. Empty: its printed name in its own function.
+  std::vector<std::string> labels;
 };
 
 // An operation: kind, operands and results as value ids, attributes and the user's source line.

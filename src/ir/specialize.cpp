@@ -2,6 +2,7 @@
 #include "core/checked_arithmetic.hpp"
 #include "core/dim_binding.hpp"
 #include "ir/ops.hpp"
+#include "ir/text/value_labels.hpp"
 #include "ir/verify.hpp"
 
 namespace kiln::ir {
@@ -60,6 +61,7 @@ public:
   // Emits fn's ops into out with its arguments mapped to `args`; returns its outputs there. The
   // recursion ends: specialize refused call cycles and deep nesting first.
   std::vector<ValueId> emit(const Function& fn, const std::vector<ValueId>& args) {
+    const std::vector<std::vector<std::string>> labels = value_labels(module_, fn);
     std::vector<ValueId> map(fn.values.size(), ValueId(-1));
     for (size_t i = 0; i < fn.args.size(); ++i)
       map[fn.args[i]] = args[i];
@@ -68,9 +70,11 @@ public:
       for (ValueId v : op.operands)
         operands.push_back(map[v]);
       std::vector<ValueId> results =
-          op.kind == OpKind::call ? inline_call(op, operands) : emit_op(fn, op, std::move(operands));
-      for (size_t r = 0; r < op.results.size(); ++r)
+          op.kind == OpKind::call ? inline_call(op, operands, labels) : emit_op(fn, op, std::move(operands));
+      for (size_t r = 0; r < op.results.size(); ++r) {
         map[op.results[r]] = results[r];
+        if (op.kind != OpKind::call) out.values[results[r]].labels = labels[op.results[r]];
+      }
     }
     std::vector<ValueId> outs;
     for (ValueId v : fn.outputs)
@@ -81,13 +85,19 @@ public:
   Function out;
 
 private:
-  std::vector<ValueId> inline_call(const Op& op, const std::vector<ValueId>& operands) {
+  std::vector<ValueId> inline_call(const Op& op, const std::vector<ValueId>& operands,
+                                   const std::vector<std::vector<std::string>>& caller_labels) {
     const Function* callee = module_.find(params_of<CallParams>(op).callee);
     if (!callee) throw Error(ErrorKind::shape, "call at " + op.loc.to_string() + ": unknown function");
     if (!calls_) return emit(*callee, operands);
     const int32_t caller = current_call_;
     current_call_ = int32_t(calls_->calls.size());
-    calls_->calls.push_back({callee->name, op.loc, caller, operands, {}});
+    calls_->calls.push_back({callee->name, op.loc, caller, operands, {}, {}, {}});
+    const std::vector<std::vector<std::string>> callee_labels = value_labels(module_, *callee);
+    for (ValueId a : callee->args)
+      calls_->calls[current_call_].arg_labels.push_back(callee_labels[a].front());
+    for (ValueId r : op.results)
+      calls_->calls[current_call_].result_labels.push_back(caller_labels[r].front());
     std::vector<ValueId> results = emit(*callee, operands);
     calls_->calls[current_call_].results = results;
     current_call_ = caller;
@@ -158,11 +168,13 @@ Function specialize(const Module& module, std::span<const ValueType> concrete_ar
   if (calls) *calls = {};
   Inliner inliner(module, bindings, calls);
   inliner.out.name = entry.name;
+  const std::vector<std::vector<std::string>> entry_labels = value_labels(module, entry);
   std::vector<ValueId> args;
   for (size_t i = 0; i < concrete_args.size(); ++i) {
     ValueType t = concrete_args[i];
     t.is_buffer = entry.type_of(entry.args[i]).is_buffer;
     args.push_back(inliner.out.add_arg(t));
+    inliner.out.values[args.back()].labels = entry_labels[entry.args[i]];
   }
   inliner.out.outputs = inliner.emit(entry, args);
   return std::move(inliner.out);

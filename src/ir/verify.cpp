@@ -2,6 +2,7 @@
 #include "core/checked_arithmetic.hpp"
 #include "ir/custom_ops.hpp"
 #include "ir/ops.hpp"
+#include "ir/text/value_labels.hpp"
 #include <algorithm>
 #include <unordered_map>
 
@@ -17,7 +18,7 @@ std::string op_place(const Function& fn, OpId id) {
 
 void check_value(const Function& fn, ValueId v, size_t defined_before, const std::string& where) {
   if (v >= fn.values.size() || v >= defined_before)
-    throw Error(ErrorKind::internal, where + ": uses value %" + std::to_string(v) + " before it is defined");
+    throw Error(ErrorKind::internal, where + ": uses value " + value_name(fn, v) + " before it is defined");
 }
 
 // Values are numbered so that everything an op may use was created before its first result.

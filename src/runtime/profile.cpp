@@ -1,4 +1,5 @@
 #include "ir/ops.hpp"
+#include "ir/text/value_labels.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/weight_map.hpp"
 #include <algorithm>
@@ -25,8 +26,18 @@ double median(std::vector<double> values) {
   return values.empty() ? 0.0 : values[values.size() / 2];
 }
 
-// Every step of `exe` timed over `calls` calls (after one untimed call).
-std::vector<StepProfile> profile_tier(const runtime::Executable& exe, const std::vector<Tensor>& inputs, int calls) {
+// "%4 = kiln.sqrt at model.cpp:3:9", the value named as `kiln print` prints it.
+std::string step_op(const std::vector<std::string>& names, const ir::Op& op) {
+  std::string made;
+  for (ir::ValueId v : op.results)
+    made += (made.empty() ? "" : ", ") + names.at(v);
+  return (made.empty() ? "" : made + " = ") + ir::op_place(op);
+}
+
+// Every step of `exe` (which runs `graph`) timed over `calls` calls (after one untimed call).
+std::vector<StepProfile> profile_tier(const ir::Function& graph, const runtime::Executable& exe,
+                                      const std::vector<Tensor>& inputs, int calls) {
+  const std::vector<std::string> names = ir::value_names(graph);
   struct Timing {
     std::string op;
     int64_t bytes = 0;
@@ -40,7 +51,7 @@ std::vector<StepProfile> profile_tier(const runtime::Executable& exe, const std:
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     if (timings.size() <= index) timings.resize(index + 1);
     Timing& t = timings[index];
-    t.op = ir::op_place(op);
+    t.op = step_op(names, op);
     t.bytes = bytes_of(in) + bytes_of(out);
     t.ms.push_back(ms);
   };
@@ -84,7 +95,7 @@ Profile profile(kiln::detail::CallableCore& core, const std::vector<Tensor>& inp
                              const runtime::ExecutableFactory* factory = runtime::find_tier(tier);
                              if (!factory) continue; // an interpreter-only build
                              const std::vector<StepProfile> steps =
-                                 profile_tier(*(*factory)(graph, weights), inputs, calls);
+                                 profile_tier(*graph, *(*factory)(graph, weights), inputs, calls);
                              result.steps.insert(result.steps.end(), steps.begin(), steps.end());
                            }
                          });

@@ -1,5 +1,5 @@
 #include "ir/ops.hpp"
-#include "ir/text/printer.hpp"
+#include "ir/text/value_labels.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/weight_map.hpp"
 #include <algorithm>
@@ -100,7 +100,7 @@ std::optional<TierDifference> first_difference_inside(const std::shared_ptr<cons
                                                       const runtime::WeightMap& weights,
                                                       const std::vector<Tensor>& interp_values,
                                                       std::span<const size_t> step_ops, double tolerance) {
-  const std::vector<std::string> names = ir::printed_value_names(*graph);
+  const std::vector<std::string> names = ir::value_names(*graph);
   for (size_t count = 1; count <= step_ops.size(); ++count) {
     std::vector<ir::ValueId> reads;
     auto run = run_of_ops(*graph, step_ops.first(count), reads);
@@ -127,7 +127,7 @@ std::optional<TierDifference> first_difference(const std::shared_ptr<const ir::F
   std::vector<Tensor> interp_values, jit_values;
   (*runtime::find_tier("interp"))(graph, weights)->run(inputs, {.preserved = &interp_values});
   (*runtime::find_tier("jit"))(graph, weights)->run(inputs, {.preserved = &jit_values});
-  const std::vector<std::string> names = ir::printed_value_names(*graph);
+  const std::vector<std::string> names = ir::value_names(*graph);
   std::vector<size_t> step_ops; // ops since the last value both tiers kept: the JIT fused them
   for (size_t index = 0; index < graph->ops.size(); ++index) {
     const ir::Op& op = graph->ops[index];

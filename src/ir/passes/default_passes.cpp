@@ -3,6 +3,7 @@
 #include "ir/passes/common_subexpression_elimination.hpp"
 #include "ir/passes/dead_code_elimination.hpp"
 #include "ir/passes/fold_constants.hpp"
+#include "ir/text/value_labels.hpp"
 #include "ir/verify.hpp"
 
 namespace kiln::ir {
@@ -45,6 +46,7 @@ bool modules_equal(const Module& a, const Module& b) {
 Module run_default_passes(const Module& module) {
   verify_module(module);
   Module current = module;
+  label_values(current); // the names it prints with, for tools to name the optimised values by
   for (int round = 0; round < kMaxPassRounds; ++round) {
     Module next = run_round(current);
     bool settled = modules_equal(next, current);

@@ -1,4 +1,6 @@
 #include "ir/passes/function_rebuilder.hpp"
+#include "ir/text/value_labels.hpp"
+#include <algorithm>
 #include <kiln/error.hpp>
 
 namespace kiln::ir {
@@ -14,7 +16,7 @@ FunctionRebuilder::FunctionRebuilder(const Function& source)
 ValueId FunctionRebuilder::lookup(ValueId source_value) const {
   if (source_value >= mapped_.size() || !mapped_[source_value])
     throw Error(ErrorKind::internal,
-                "@" + source_.name + ": value %" + std::to_string(source_value) + " is used before it is defined");
+                "@" + source_.name + ": value " + value_name(source_, source_value) + " is used before it is defined");
   return mapping_[source_value];
 }
 
@@ -26,9 +28,14 @@ std::vector<ValueId> FunctionRebuilder::mapped_operands(const Op& source_op) con
   return operands;
 }
 
+// The target value takes the source's labels (ir/text/value_labels.hpp): a value the pass made for it
+// is named as the value it replaces; one it merged into another adds its labels after the other's.
 void FunctionRebuilder::map(ValueId source_value, ValueId target_value) {
   mapping_.at(source_value) = target_value;
   mapped_.at(source_value) = true;
+  std::vector<std::string>& labels = target_.values.at(target_value).labels;
+  for (const std::string& label : source_.values.at(source_value).labels)
+    if (std::find(labels.begin(), labels.end(), label) == labels.end()) labels.push_back(label);
 }
 
 OpId FunctionRebuilder::copy(const Op& source_op) {

@@ -154,13 +154,13 @@ std::string loc_text(const SourceLoc& loc) {
 
 class FunctionPrinter {
 public:
-  explicit FunctionPrinter(const Function& fn) : fn_(fn), names_(printed_value_names(fn)) {}
+  FunctionPrinter(const Function& fn, std::vector<std::string> names) : fn_(fn), names_(std::move(names)) {}
   std::string print() const;
+  std::string op_text(const Op& op) const;
 
 private:
   std::string operand_list(const std::vector<ValueId>& ids) const;
   std::vector<ValueType> types_of(const std::vector<ValueId>& ids) const;
-  std::string op_text(const Op& op) const;
   std::string return_text() const;
 
   const Function& fn_;
@@ -182,7 +182,7 @@ std::vector<ValueType> FunctionPrinter::types_of(const std::vector<ValueId>& ids
 }
 
 std::string FunctionPrinter::op_text(const Op& op) const {
-  std::string out = "    ";
+  std::string out;
   if (!op.results.empty()) {
     std::string first = names_.at(op.results[0]);
     out += op.results.size() == 1 ? first : first.substr(0, first.find('#')) + ":" + std::to_string(op.results.size());
@@ -196,7 +196,7 @@ std::string FunctionPrinter::op_text(const Op& op) const {
   }
   out += attr_dict_text(op.attrs, is_call ? "callee" : "");
   out += " : (" + type_list(types_of(op.operands)) + ") -> " + result_types_text(types_of(op.results));
-  return out + loc_text(op.loc) + "\n";
+  return out + loc_text(op.loc);
 }
 
 std::string FunctionPrinter::return_text() const {
@@ -210,7 +210,7 @@ std::string FunctionPrinter::print() const {
     out += (i ? ", " : "") + names_.at(fn_.args[i]) + ": " + type_text(fn_.type_of(fn_.args[i]));
   out += ") -> " + result_types_text(types_of(fn_.outputs)) + " {\n";
   for (const Op& op : fn_.ops)
-    out += op_text(op);
+    out += "    " + op_text(op) + "\n";
   return out + return_text() + "  }\n";
 }
 
@@ -230,10 +230,18 @@ std::vector<std::string> printed_value_names(const Function& fn) {
   return names;
 }
 
+std::vector<std::string> printed_op_lines(const Function& fn, const std::vector<std::string>& names) {
+  const FunctionPrinter printer(fn, names);
+  std::vector<std::string> lines;
+  for (const Op& op : fn.ops)
+    lines.push_back(printer.op_text(op));
+  return lines;
+}
+
 std::string print_module(const Module& m) {
   std::string out = "module " + symbol(m.name) + " {\n";
   for (const Function& fn : m.functions)
-    out += FunctionPrinter(fn).print();
+    out += FunctionPrinter(fn, printed_value_names(fn)).print();
   return out + "}\n";
 }
 

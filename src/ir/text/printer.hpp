@@ -15,4 +15,7 @@ std::string print_module(const Module& m);
 // one number, %k for one result, %k#i for several (ops without results take none).
 std::vector<std::string> printed_value_names(const Function& fn);
 
+// Each op's line as print_module writes it, without indentation, with fn's values named `names`.
+std::vector<std::string> printed_op_lines(const Function& fn, const std::vector<std::string>& names);
+
 } // namespace kiln::ir
