@@ -648,10 +648,47 @@ TEST_CASE("kiln debug: next runs a subgraph call as one step, where prints the c
   CAPTURE(result.out);
   CHECK(result.status == 0);
   // After the constant and the add, the stepper stands at the call; step goes into @block.
-  CHECK(result.out.find("at op 2: %4 = func.call @block(%1) at ") != std::string::npos);
+  CHECK(result.out.find("at op 2: %2 = func.call @block(%1) at ") != std::string::npos);
   CHECK(result.out.find("#0 @main at ") != std::string::npos);
-  CHECK(result.out.find("at op 2 in @block: %2 = kiln.exp(%1) at ") != std::string::npos);
+  // Values are named as kiln print prints them, "@block %0" in the body; %1 is @main's.
+  CHECK(result.out.find("at op 2 in @block: @block %0 = kiln.exp(%1) at ") != std::string::npos);
   CHECK(result.out.find("#1 @block at ") != std::string::npos);
   // next from inside the body steps one op there, not the rest of the call.
-  CHECK(result.out.find("at op 3 in @block: %3 = kiln.constant() at ") != std::string::npos);
+  CHECK(result.out.find("at op 3 in @block: @block %1 = kiln.constant() at ") != std::string::npos);
+}
+
+TEST_CASE("kiln debug names values as kiln print does, takes @block %N, and restart keeps what was set") {
+  Scratch scratch;
+  // sqrt(exp(x) - 2) in @block makes NaN where exp(x) < 2; the tanh nobody reads is optimised away.
+  auto block = [](Tensor h) { return F::sqrt(h - 2.0) * 3.0; };
+  auto model = [&block](Tensor x) {
+    Tensor unused = F::tanh(x);
+    return F::log(F::as_subgraph("block", block)(F::exp(x)) + 1.0);
+  };
+  stage(model)(TensorLayout(DType::f32, {4})).save((scratch / "block.mlir").string());
+  save_npy((scratch / "x.npy").string(), Tensor::from_vector<float>({-1, 0, 1, 2}, {4}));
+  const CommandResult printed = scratch.kiln("print " + quoted(scratch / "block.mlir"));
+  const std::string body = printed.out.substr(printed.out.find("@block("));
+  REQUIRE(body.find("%1 = \"kiln.sub\"") != std::string::npos);
+  REQUIRE(body.find("%2 = \"kiln.sqrt\"(%1)") != std::string::npos);
+  {
+    std::ofstream script(scratch / "script.txt");
+    script << "watch nan\ncontinue\nprint @block %1\nkeep @block %1\nrestart\ncontinue\nprint @block %1\n"
+              "break @block %2\nrestart\ncontinue\nlist\nquit\n";
+  }
+  const CommandResult result =
+      scratch.kiln("debug " + quoted(scratch / "block.mlir") + " --input 0=" + quoted(scratch / "x.npy") + " < " +
+                   quoted(scratch / "script.txt"));
+  CAPTURE(result.out);
+  CHECK(result.status == 0);
+  const std::string stop = "stopped: watch nan: @block %2 = kiln.sqrt at ";
+  const size_t first_stop = result.out.find(stop);
+  REQUIRE(first_stop != std::string::npos);
+  CHECK(result.out.find("error: debug::Stepper: @block %1 was freed after its last reader") != std::string::npos);
+  // After restart the watchpoint stops there again, and the kept value can be printed.
+  const size_t second_stop = result.out.find(stop, first_stop + 1);
+  REQUIRE(second_stop != std::string::npos);
+  CHECK(result.out.find("@block %1 = tensor([-1.63", second_stop) != std::string::npos); // exp(-1) - 2
+  CHECK(result.out.find("stopped: break @block %2: kiln.sqrt at ", second_stop) != std::string::npos);
+  CHECK(result.out.find("\n%2 = \"kiln.sqrt\"(%1) : ", second_stop) != std::string::npos); // list: print's line
 }

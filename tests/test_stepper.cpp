@@ -141,6 +141,32 @@ TEST_CASE("watch nan and watch range, and values freed after their last reader u
   CHECK(std::isnan(all.value("%2").data<float>()[1])); // the sqrt's
 }
 
+TEST_CASE("restart runs again from the first op, keeping breakpoints, watchpoints and keeps") {
+  auto fn = [](Tensor x) { return F::sqrt(x * 2.0 - 1.0) + 1.0; };
+  auto callable = compiled(fn, TensorLayout(DType::f32, {3}));
+  const Tensor x = Tensor::from_vector<float>({1.0f, -2.0f, 8.0f}, {3});
+  debug::Stepper stepper(callable, {x});
+  stepper.watch_nan();
+  REQUIRE(stepper.continue_());
+  const std::string why = stepper.stop_reason();
+  CHECK(why.starts_with("watch nan: %4 = kiln.sqrt at ")); // print: %0 2.0, %1 mul, %2 1.0, %3 sub
+  CHECK_THROWS_WITH_AS(stepper.value("%1"), doctest::Contains("freed after its last reader"), Error);
+  stepper.keep("%1");
+  stepper.break_on_kind("kiln.sub");
+  stepper.restart();
+  CHECK(stepper.current().index == 0);
+  CHECK(stepper.stop_reason().empty());
+  REQUIRE(stepper.continue_()); // the breakpoint set before the restart
+  CHECK(stepper.stop_reason().starts_with("break kiln.sub: "));
+  REQUIRE(stepper.continue_()); // the watchpoint set before it
+  CHECK(stepper.stop_reason() == why);
+  const Tensor product = stepper.value("%1"); // kept this time
+  for (int64_t i = 0; i < 3; ++i)
+    CHECK(product.data<float>()[i] == x.data<float>()[i] * 2.0f);
+  const std::vector<Tensor> outputs = stepper.finish();
+  CHECK(outputs.at(0).data<float>()[2] == doctest::Approx(std::sqrt(15.0) + 1.0));
+}
+
 TEST_CASE("the stepper refuses what it cannot understand, naming it") {
   auto callable = compiled([](Tensor x) { return x + 1.0; }, TensorLayout(DType::f32, {2}));
   debug::Stepper stepper(callable, {Tensor::ones({2})});

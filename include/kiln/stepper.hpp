@@ -12,8 +12,8 @@ struct StepState {
   size_t index = 0;                         // in the static graph's op order
   std::string op;                           // "kiln.log"
   std::string location;                     // the user's source line: "model.cpp:42:17"
-  std::vector<std::string> inputs, results; // value names as the graph prints them: "%6", "%arg0"
-  std::string mlir;                         // its printed line
+  std::vector<std::string> inputs, results; // value names as `kiln print` prints them: "%6", "@block %4"
+  std::string mlir;                         // its line as `kiln print` prints it
   std::string function;                     // the function it is in: "@main", or a subgraph "@block"
   std::string callee;                       // standing at a call ("func.call"): the function it calls
   bool fused = false;                       // on the JIT tier: its results live only inside a kernel
@@ -46,7 +46,9 @@ struct StepperOptions {
 // min -1"). Before a subgraph call's first op the stepper stands at the call itself (current().op is "func.call"):
 // step() goes into the body, next() runs the whole call; where() gives the call stack. Values are freed once no later
 // op reads them, as the executor's arena would reuse them; those kept with keep(), watched or broken on stay readable
-// through value(). Single-threaded: one Stepper per thread.
+// through value(). Values are named as `kiln print` prints the staged graph: "%4", "%3#1", "%arg0", and "@block %4"
+// for a value of a subgraph @block; a value the optimizer merged into another answers to both names. Single-threaded:
+// one Stepper per thread.
 class Stepper {
 public:
   template <class Result>
@@ -57,8 +59,8 @@ public:
   Stepper(Stepper&&) noexcept;
   Stepper& operator=(Stepper&&) noexcept;
 
-  // Breakpoints: an op kind ("kiln.matmul"), the op producing a value ("%12"), a source line
-  // ("model.cpp:42", matched against the end of the op's file name).
+  // Breakpoints: an op kind ("kiln.matmul"), the op producing a value ("%12", "@block %4"), a source
+  // line ("model.cpp:42", matched against the end of the op's file name).
   void break_on_kind(const std::string& kind);
   void break_on_value(const std::string& value);
   void break_on_line(const std::string& file_and_line);
@@ -80,6 +82,9 @@ public:
   bool continue_();
   // Runs every remaining op, ignoring breakpoints, and returns the graph's outputs.
   std::vector<Tensor> finish();
+  // Goes back to before the first op, with the same inputs, keeping breakpoints, watchpoints and
+  // keep()s: a value freed before the stop can be kept and seen on the second run.
+  void restart();
 
   const StepState& current() const;
   // The call stack of the op about to run, outermost first; empty at the end.

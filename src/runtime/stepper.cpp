@@ -3,6 +3,7 @@
 #include "ir/ops.hpp"
 #include "ir/specialize.hpp"
 #include "ir/text/printer.hpp"
+#include "ir/text/value_labels.hpp"
 #include "runtime/executable.hpp"
 #include "runtime/weight_map.hpp"
 #include <algorithm>
@@ -18,18 +19,44 @@ namespace kiln::debug {
 
 namespace {
 
-// The printed form's op lines, in op order (print_module writes one op per line).
-std::vector<std::string> printed_op_lines(const ir::Function& fn) {
-  ir::Module module;
-  module.functions.push_back(fn);
-  std::istringstream text(ir::print_module(module));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(text, line);)
-    if (line.find("\"kiln.") != std::string::npos) lines.push_back(line.substr(line.find_first_not_of(' ')));
+std::string op_name(const ir::Op& op) { return "kiln." + std::string(ir::op_info(op.kind).name); }
+
+// The lines `kiln print` writes for the staged module's ops, by the label of each op's first result.
+std::map<std::string, std::string> staged_lines_by_label(const ir::Module& staged) {
+  std::map<std::string, std::string> lines;
+  for (const ir::Function& fn : staged.functions) {
+    const std::vector<std::vector<std::string>> labels = ir::value_labels(staged, fn);
+    const std::vector<std::string> printed = ir::printed_op_lines(fn, ir::printed_value_names(fn));
+    for (size_t i = 0; i < fn.ops.size(); ++i)
+      if (!fn.ops[i].results.empty()) lines[labels[fn.ops[i].results[0]].front()] = printed[i];
+  }
   return lines;
 }
 
-std::string op_name(const ir::Op& op) { return "kiln." + std::string(ir::op_info(op.kind).name); }
+// Per op of the graph that runs, the line `kiln print` shows for it; an op the passes made (a folded
+// constant) or one without results, which print shows no line for, is written out with value names.
+std::vector<std::string> op_lines_of(const ir::Function& graph, const std::vector<std::string>& names,
+                                     const std::map<std::string, std::string>& staged_lines) {
+  std::vector<std::string> lines = ir::printed_op_lines(graph, names);
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const ir::Op& op = graph.ops[i];
+    if (op.results.empty()) continue;
+    const auto staged = staged_lines.find(names[op.results[0]]);
+    if (staged != staged_lines.end() && staged->second.find("\"" + op_name(op) + "\"") != std::string::npos)
+      lines[i] = staged->second;
+  }
+  return lines;
+}
+
+// "@block  %4 " -> "@block %4"; the entry's own prefix is dropped ("@main %4" -> "%4").
+std::string normalized_label(const std::string& written, const std::string& entry) {
+  std::istringstream words(written);
+  std::string label;
+  for (std::string word; words >> word;)
+    label += (label.empty() ? "" : " ") + word;
+  const std::string prefix = "@" + entry + " ";
+  return label.rfind(prefix, 0) == 0 ? label.substr(prefix.size()) : label;
+}
 
 bool is_float(DType t) { return t == DType::f32 || t == DType::f64 || t == DType::f16 || t == DType::bf16; }
 
@@ -37,9 +64,13 @@ bool is_float(DType t) { return t == DType::f32 || t == DType::f64 || t == DType
 
 struct Stepper::State {
   std::shared_ptr<const ir::Function> graph;
-  ir::InlinedCalls calls;            // where each op came from: the subgraph calls inlined
-  std::vector<std::string> names;    // per value id: its name in the printed graph (%3, %arg0)
-  std::vector<std::string> op_lines; // per op: its printed line
+  ir::InlinedCalls calls;                          // where each op came from: the subgraph calls inlined
+  std::vector<std::string> names;                  // per value id: its name as printed (%3, %arg0, @block %4)
+  std::map<std::string, ir::ValueId> by_label;     // every label a value answers to, and the inlined calls'
+  std::set<std::string> staged_labels;             // every value label of the module as printed
+  std::map<std::string, std::string> staged_lines; // kiln print's op lines, by first result label
+  std::vector<std::string> op_lines;               // per op: its printed line
+  std::vector<Tensor> inputs;
   runtime::WeightMap weights;
   std::optional<std::vector<Tensor>> jit_values; // on the JIT tier: the values its call kept
   std::vector<Tensor> values;                    // per value id: computed and not yet freed
@@ -58,11 +89,50 @@ struct Stepper::State {
 
   std::string value_name(ir::ValueId v) const { return names.at(v); }
 
-  ir::ValueId known_value(const std::string& name) const {
-    for (size_t v = 0; v < names.size(); ++v)
-      if (names[v] == name) return ir::ValueId(v);
-    throw Error(ErrorKind::spec, "debug::Stepper: the graph has no value '" + name +
-                                     "' (values are named as printed: %0, %1, ..., %arg0, %3#1)");
+  ir::ValueId known_value(const std::string& written) const {
+    const std::string label = normalized_label(written, graph->name);
+    if (const auto found = by_label.find(label); found != by_label.end()) return found->second;
+    if (staged_labels.contains(label))
+      throw Error(ErrorKind::spec, "debug::Stepper: " + label +
+                                       " is not computed by the graph that runs: the optimizer folded it into a "
+                                       "constant or dropped it, as nothing reads it");
+    throw Error(ErrorKind::spec, "debug::Stepper: the graph has no value '" + written +
+                                     "' (values are named as kiln print prints them: %0, %3#1, %arg0, and "
+                                     "@block %4 inside a subgraph @block)");
+  }
+
+  // The labels each value answers to: its own, and at an inlined call, the callee's arguments and
+  // the call's results, which stand for values of the caller and the callee.
+  void index_labels(const ir::Module& staged) {
+    const std::vector<std::vector<std::string>> labels = ir::value_labels(*graph);
+    for (size_t v = 0; v < labels.size(); ++v)
+      for (const std::string& label : labels[v])
+        by_label.emplace(label, ir::ValueId(v));
+    for (const ir::InlinedCall& c : calls.calls) {
+      for (size_t i = 0; i < c.args.size() && i < c.arg_labels.size(); ++i)
+        by_label.emplace(c.arg_labels[i], c.args[i]);
+      for (size_t i = 0; i < c.results.size() && i < c.result_labels.size(); ++i)
+        by_label.emplace(c.result_labels[i], c.results[i]);
+    }
+    for (const ir::Function& fn : staged.functions)
+      for (const std::vector<std::string>& value : ir::value_labels(staged, fn))
+        staged_labels.insert(value.begin(), value.end());
+  }
+
+  // Back to before the first op, with the call's inputs; breakpoints, watchpoints and keeps stay.
+  void reset() {
+    next = 0;
+    moved = false;
+    reason.clear();
+    entered.assign(calls.calls.size(), false);
+    values.assign(graph->values.size(), Tensor());
+    readers_left.assign(graph->values.size(), 0);
+    for (size_t i = 0; i < graph->args.size(); ++i)
+      values[graph->args[i]] = inputs.at(i);
+    for (const ir::Op& op : graph->ops)
+      for (ir::ValueId v : op.operands)
+        ++readers_left[v];
+    describe_next();
   }
 
   std::string function_of(int32_t call) const { return "@" + (call < 0 ? graph->name : calls.calls[call].callee); }
@@ -98,14 +168,18 @@ struct Stepper::State {
     current.function = function_of(c.parent);
     for (ir::ValueId v : c.args)
       current.inputs.push_back(value_name(v));
-    for (ir::ValueId v : c.results)
-      current.results.push_back(value_name(v));
+    current.results = c.result_labels;
     auto joined = [](const std::vector<std::string>& names) {
       std::string out;
       for (const std::string& n : names)
         out += (out.empty() ? "" : ", ") + n;
       return out;
     };
+    const auto staged = c.result_labels.empty() ? staged_lines.end() : staged_lines.find(c.result_labels[0]);
+    if (staged != staged_lines.end()) {
+      current.mlir = staged->second;
+      return;
+    }
     current.mlir = joined(current.results) + " = func.call " + current.callee + "(" + joined(current.inputs) +
                    ") loc(\"" + c.loc.file + "\":" + std::to_string(c.loc.line) + ":" + std::to_string(c.loc.column) +
                    ")";
@@ -282,24 +356,20 @@ Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& in
                            s.weights = weights;
                            s.calls = calls;
                          });
-  s.names = ir::printed_value_names(*s.graph);
-  s.op_lines = printed_op_lines(*s.graph);
+  const ir::Module& staged = *core.module();
+  s.names = ir::value_names(*s.graph);
+  s.index_labels(staged);
+  s.staged_lines = staged_lines_by_label(staged);
+  s.op_lines = op_lines_of(*s.graph, s.names, s.staged_lines);
   if (jit) {
     s.jit_values.emplace();
     (*jit)(s.graph, s.weights)->run(inputs, {.preserved = &*s.jit_values});
   }
-  s.entered.assign(s.calls.calls.size(), false);
-  s.values.assign(s.graph->values.size(), Tensor());
-  s.readers_left.assign(s.graph->values.size(), 0);
-  for (size_t i = 0; i < s.graph->args.size(); ++i)
-    s.values[s.graph->args[i]] = inputs.at(i);
-  for (const ir::Op& op : s.graph->ops)
-    for (ir::ValueId v : op.operands)
-      ++s.readers_left[v];
+  s.inputs = inputs;
   for (ir::ValueId v : s.graph->outputs)
     s.kept.insert(v);
   s.keep_all = options.keep_all;
-  s.describe_next();
+  s.reset();
 }
 
 Stepper::~Stepper() = default;
@@ -360,6 +430,8 @@ bool Stepper::continue_() {
   State& s = *state_;
   return s.run_while([] { return true; }, s.moved && s.pending_call() < 0);
 }
+
+void Stepper::restart() { state_->reset(); }
 
 std::vector<Tensor> Stepper::finish() {
   State& s = *state_;

@@ -13,11 +13,13 @@ constexpr const char* kHelp = R"(commands:
   step [N]                 run the next op (N ops); at a subgraph call, go into it
   next [N]                 as step, but run a subgraph call as one step
   continue                 run to the next breakpoint or watchpoint, or the end
+  restart                  back to the first op, keeping breakpoints, watchpoints and keeps
   break KIND|%N|FILE:LINE  stop before an op of that kind (kiln.log), the op making %N, or a source line
   watch nan|inf            stop after the first op producing NaN / Inf
   watch range %N LO HI     stop when %N leaves [LO, HI]
   keep %N                  keep %N readable after its last reader
   print %N                 the value and its summary
+values are named as kiln print prints them: %4, %3#1, %arg0, and @block %4 in a subgraph @block
   where                    the call stack and the op about to run
   list                     its line in the printed graph (kiln print)
   compare                  the first op where the JIT tier and the interpreter differ
@@ -64,15 +66,23 @@ void report_stop(const Session& s) {
   print_where(s);
 }
 
+// A value as kiln print names it: "%4", or "@block %4" (two words) inside a subgraph; "" when none.
+std::string read_value(std::istringstream& args) {
+  std::string value;
+  args >> value;
+  std::string in_function;
+  if (value.starts_with("@") && args >> in_function) value += " " + in_function;
+  return value;
+}
+
 void watch(const Session& s, std::istringstream& args) {
   std::string what;
   args >> what;
   if (what == "nan") return s.stepper.watch_nan();
   if (what == "inf") return s.stepper.watch_inf();
-  std::string value;
+  const std::string value = what == "range" ? read_value(args) : "";
   double lo = 0, hi = 0;
-  if (what != "range" || !(args >> value >> lo >> hi))
-    throw Error(ErrorKind::spec, "watch takes nan, inf or range %N LO HI");
+  if (value.empty() || !(args >> lo >> hi)) throw Error(ErrorKind::spec, "watch takes nan, inf or range %N LO HI");
   s.stepper.watch_range(value, lo, hi);
 }
 
@@ -100,12 +110,14 @@ bool execute(const Session& s, const std::string& line) {
   } else if (command == "continue" || command == "c") {
     s.stepper.continue_();
     report_stop(s);
+  } else if (command == "restart") {
+    s.stepper.restart();
+    report_stop(s);
   } else if (command == "break" || command == "b") {
-    std::string where;
-    args >> where;
+    const std::string where = read_value(args);
     if (where.rfind("kiln.", 0) == 0)
       s.stepper.break_on_kind(where);
-    else if (!where.empty() && where[0] == '%')
+    else if (!where.empty() && (where[0] == '%' || where[0] == '@'))
       s.stepper.break_on_value(where);
     else
       s.stepper.break_on_line(where);
@@ -114,12 +126,9 @@ bool execute(const Session& s, const std::string& line) {
     watch(s, args);
     s.out << "watchpoint: " << line.substr(line.find("watch") + 6) << "\n";
   } else if (command == "keep") {
-    std::string value;
-    args >> value;
-    s.stepper.keep(value);
+    s.stepper.keep(read_value(args));
   } else if (command == "print" || command == "p") {
-    std::string value;
-    args >> value;
+    const std::string value = read_value(args);
     const Tensor t = s.stepper.value(value);
     s.out << value << " = " << t << "\n  " << debug::summary(t) << "\n";
   } else if (command == "where" || command == "bt") {
@@ -143,8 +152,8 @@ bool is_command(const std::string& line) {
   std::string command;
   if (!(args >> command)) return true;
   for (const char* known :
-       {"quit",  "exit", "help",  "step", "s",     "next", "n",    "continue", "c",       "break", "b",
-        "watch", "keep", "print", "p",    "where", "bt",   "list", "compare",  "profile", "finish"})
+       {"quit", "exit",  "help", "step",  "s", "next",  "n",  "continue", "c",       "restart", "break",
+        "b",    "watch", "keep", "print", "p", "where", "bt", "list",     "compare", "profile", "finish"})
     if (command == known) return true;
   return false;
 }
