@@ -43,6 +43,7 @@ void bind_debug(py::module_& parent) {
       .def("next", &debug::Stepper::next)
       .def("continue_", &debug::Stepper::continue_)
       .def("finish", &debug::Stepper::finish)
+      .def("restart", &debug::Stepper::restart)
       .def_property_readonly("current", [](const debug::Stepper& s) { return s.current(); })
       .def("where", &debug::Stepper::where)
       .def_property_readonly("stop_reason", &debug::Stepper::stop_reason)
