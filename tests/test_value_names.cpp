@@ -131,7 +131,7 @@ TEST_CASE("break, keep and print take a value as kiln print names it, @block %N 
   REQUIRE(sqrt.starts_with("@block %"));
   debug::Stepper stepper(callable, {inputs()});
   stepper.break_on_value(sqrt);
-  stepper.keep("@main %1"); // the exp, which the body reads as its argument
+  stepper.keep("@main %1");                                      // the exp, which the body reads as its argument
   stepper.keep("  " + sub.substr(0, 6) + "   " + sub.substr(7)); // spacing is free
   CHECK(stepper.continue_());
   CHECK(stepper.stop_reason().starts_with("break " + sqrt + ": kiln.sqrt at "));
@@ -221,3 +221,28 @@ TEST_CASE("compare_tiers names the value that differs as kiln print does, inside
   CHECK(difference->value == printed_label_of(printed, "kiln.sin"));
 }
 #endif
+
+TEST_CASE("a subgraph called twice: @block %N names its value in each call, the latest one when read") {
+  auto twice = [](Tensor x) {
+    auto body = F::as_subgraph("block", [](Tensor h) { return F::exp(h) * 2.0; });
+    return body(body(x));
+  };
+  auto callable = compile(twice, {.session = session_in(JitMode::off)})(kLayout);
+  const PrintedGraph printed = read_printed(callable.staged().to_mlir());
+  const std::string exp = printed_label_of(printed, "kiln.exp");
+  debug::Stepper stepper(callable, {inputs()});
+  stepper.break_on_value(exp);
+  stepper.keep(exp);
+  std::vector<Tensor> seen;
+  while (stepper.continue_()) {
+    CHECK(stepper.current().results == std::vector<std::string>{exp});
+    stepper.step();
+    seen.push_back(stepper.value(exp));
+  }
+  REQUIRE(seen.size() == 2);
+  for (int64_t i = 0; i < 4; ++i) {
+    const double first = std::exp(double(inputs().data<float>()[i]));
+    CHECK(seen[0].data<float>()[i] == doctest::Approx(first));
+    CHECK(seen[1].data<float>()[i] == doctest::Approx(std::exp(2.0 * first)));
+  }
+}

@@ -64,12 +64,12 @@ bool is_float(DType t) { return t == DType::f32 || t == DType::f64 || t == DType
 
 struct Stepper::State {
   std::shared_ptr<const ir::Function> graph;
-  ir::InlinedCalls calls;                          // where each op came from: the subgraph calls inlined
-  std::vector<std::string> names;                  // per value id: its name as printed (%3, %arg0, @block %4)
-  std::map<std::string, ir::ValueId> by_label;     // every label a value answers to, and the inlined calls'
-  std::set<std::string> staged_labels;             // every value label of the module as printed
-  std::map<std::string, std::string> staged_lines; // kiln print's op lines, by first result label
-  std::vector<std::string> op_lines;               // per op: its printed line
+  ir::InlinedCalls calls;                           // where each op came from: the subgraph calls inlined
+  std::vector<std::string> names;                   // per value id: its name as printed (%3, %arg0, @block %4)
+  std::multimap<std::string, ir::ValueId> by_label; // labels values answer to: a body called twice, twice
+  std::set<std::string> staged_labels;              // every value label of the module as printed
+  std::map<std::string, std::string> staged_lines;  // kiln print's op lines, by first result label
+  std::vector<std::string> op_lines;                // per op: its printed line
   std::vector<Tensor> inputs;
   runtime::WeightMap weights;
   std::optional<std::vector<Tensor>> jit_values; // on the JIT tier: the values its call kept
@@ -89,9 +89,14 @@ struct Stepper::State {
 
   std::string value_name(ir::ValueId v) const { return names.at(v); }
 
-  ir::ValueId known_value(const std::string& written) const {
+  // The values a label names, in op order: one per call of the subgraph it is in.
+  std::vector<ir::ValueId> known_values(const std::string& written) const {
     const std::string label = normalized_label(written, graph->name);
-    if (const auto found = by_label.find(label); found != by_label.end()) return found->second;
+    std::vector<ir::ValueId> found;
+    for (auto [at, end] = by_label.equal_range(label); at != end; ++at)
+      found.push_back(at->second);
+    std::sort(found.begin(), found.end());
+    if (!found.empty()) return found;
     if (staged_labels.contains(label))
       throw Error(ErrorKind::spec, "debug::Stepper: " + label +
                                        " is not computed by the graph that runs: the optimizer folded it into a "
@@ -383,7 +388,8 @@ void Stepper::break_on_kind(const std::string& kind) {
   state_->kinds.insert("kiln." + bare);
 }
 void Stepper::break_on_value(const std::string& value) {
-  state_->values_to_break_on.insert(state_->known_value(value));
+  for (ir::ValueId v : state_->known_values(value))
+    state_->values_to_break_on.insert(v);
 }
 void Stepper::break_on_line(const std::string& file_and_line) {
   const size_t colon = file_and_line.rfind(':');
@@ -396,9 +402,13 @@ void Stepper::watch_nan() { state_->nan = true; }
 void Stepper::watch_inf() { state_->inf = true; }
 void Stepper::watch_range(const std::string& value, double lo, double hi) {
   if (!(lo <= hi)) throw Error(ErrorKind::spec, "debug::Stepper: watch_range needs lo <= hi");
-  state_->ranges[state_->known_value(value)] = {lo, hi};
+  for (ir::ValueId v : state_->known_values(value))
+    state_->ranges[v] = {lo, hi};
 }
-void Stepper::keep(const std::string& value) { state_->kept.insert(state_->known_value(value)); }
+void Stepper::keep(const std::string& value) {
+  for (ir::ValueId v : state_->known_values(value))
+    state_->kept.insert(v);
+}
 
 bool Stepper::step() {
   State& s = *state_;
@@ -463,17 +473,23 @@ const std::string& Stepper::stop_reason() const { return state_->reason; }
 
 Tensor Stepper::value(const std::string& name) const {
   const State& s = *state_;
-  const ir::ValueId v = s.known_value(name);
-  if (!s.values[v].defined()) {
+  auto computed = [&](ir::ValueId v) {
     const int32_t def = s.graph->values[v].def_op;
-    const bool computed = def == ir::kNoOp || size_t(def) < s.next;
+    return def == ir::kNoOp || size_t(def) < s.next;
+  };
+  // Of a body called several times, the call's value computed last.
+  const std::vector<ir::ValueId> named = s.known_values(name);
+  ir::ValueId v = named.front();
+  for (ir::ValueId candidate : named)
+    if (computed(candidate)) v = candidate;
+  if (!s.values[v].defined()) {
     const bool fused = s.jit_values && !s.jit_values->at(v).defined();
     throw Error(ErrorKind::spec,
                 "debug::Stepper: " + name +
-                    (!computed ? " is not computed yet"
-                     : fused   ? " lives only inside the JIT kernel its op was fused into: step on the interpreter"
-                                 " to see it"
-                               : " was freed after its last reader: keep() it before it is computed"));
+                    (!computed(v) ? " is not computed yet"
+                     : fused      ? " lives only inside the JIT kernel its op was fused into: step on the interpreter"
+                                    " to see it"
+                                  : " was freed after its last reader: keep() it before it is computed"));
   }
   return s.values[v];
 }
