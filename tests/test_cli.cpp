@@ -436,7 +436,8 @@ std::vector<std::string> profiled_matmul_implementations(int64_t batch, const st
   auto callable = compile_staged(tools::stage_workload("mlp"), options);
   std::vector<std::string> names;
   for (const debug::StepProfile& step : debug::profile(callable, {Tensor::randn({batch, 256}, 3)}, 1).steps)
-    if (step.tier == tier && step.op.starts_with("kiln.matmul")) names.push_back(step.implementation);
+    if (step.tier == tier && step.op.find(" = kiln.matmul at ") != std::string::npos)
+      names.push_back(step.implementation);
   return names;
 }
 
