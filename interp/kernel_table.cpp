@@ -9,7 +9,8 @@ namespace kiln::interp {
 // itself (kNoKernel); a kernel left undefined fails the link, naming it. The others are never named,
 // so --gc-sections drops them.
 exec::Kernel kernel_for(ir::OpKind kind) {
-  using ir::kNeverFolded, ir::kNoKernel, ir::kNoTraits, ir::kSideEffects, ir::kTranscendental;
+  using ir::kNeverFolded, ir::kNoKernel, ir::kNoTraits, ir::kSideEffects, ir::kTranscendental, ir::kNumericOperands,
+      ir::kWideNumericOperands, ir::kFloatOperands;
   switch (kind) {
 #define KILN_OP(name, min, max, cls, inferred, decoder, traits)                                                        \
   case ir::OpKind::name:                                                                                               \

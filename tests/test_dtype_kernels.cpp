@@ -24,7 +24,7 @@ namespace {
 constexpr DType kDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16,   DType::i8,
                              DType::i32, DType::i64, DType::u8,  DType::boolean};
 
-// What each op computes in (the specification the table in ir/operand_dtypes.cpp implements).
+// What each op computes in (the specification the op table's k*Operands traits implement).
 enum class Admits { any, numeric, floating };
 
 constexpr OpKind kNumericUnary[] = {OpKind::neg,  OpKind::abs,   OpKind::relu, OpKind::floor,

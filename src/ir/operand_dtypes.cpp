@@ -3,57 +3,11 @@
 namespace kiln::ir {
 
 OperandDTypes operand_dtypes(OpKind kind) {
-  switch (kind) {
-  case OpKind::neg:
-  case OpKind::abs:
-  case OpKind::relu:
-  case OpKind::floor:
-  case OpKind::ceil:
-  case OpKind::round:
-  case OpKind::sign:
-  case OpKind::add:
-  case OpKind::sub:
-  case OpKind::mul:
-  case OpKind::div:
-  case OpKind::pow:
-  case OpKind::maximum:
-  case OpKind::minimum:
-  case OpKind::floor_divide:
-  case OpKind::remainder:
-  case OpKind::clamp:
-  case OpKind::reduce_sum:
-  case OpKind::reduce_prod:
-  case OpKind::argmax:
-  case OpKind::argmin:
-  case OpKind::topk: return OperandDTypes::numeric;
-  case OpKind::matmul: return OperandDTypes::wide_numeric;
-  case OpKind::exp:
-  case OpKind::log:
-  case OpKind::sqrt:
-  case OpKind::rsqrt:
-  case OpKind::tanh:
-  case OpKind::sigmoid:
-  case OpKind::gelu:
-  case OpKind::silu:
-  case OpKind::erf:
-  case OpKind::sin:
-  case OpKind::cos:
-  case OpKind::hardsigmoid:
-  case OpKind::hardswish:
-  case OpKind::leaky_relu:
-  case OpKind::elu:
-  case OpKind::softplus:
-  case OpKind::log1p:
-  case OpKind::expm1:
-  case OpKind::reduce_mean:
-  case OpKind::layer_norm:
-  case OpKind::rms_norm:
-  case OpKind::batch_norm:
-  case OpKind::conv2d:
-  case OpKind::max_pool2d:
-  case OpKind::avg_pool2d: return OperandDTypes::floating;
-  default: return OperandDTypes::any; // or checked by the op's shape inference
-  }
+  const OpInfo& info = op_info(kind);
+  if (info.has(kFloatOperands)) return OperandDTypes::floating;
+  if (info.has(kWideNumericOperands)) return OperandDTypes::wide_numeric;
+  if (info.has(kNumericOperands)) return OperandDTypes::numeric;
+  return OperandDTypes::any; // or checked by the op's shape inference
 }
 
 namespace {

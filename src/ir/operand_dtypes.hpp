@@ -1,9 +1,10 @@
 #pragma once
 #include "ir/ops.hpp"
 
-// Which dtypes an op computes in where its shape inference leaves that open. The interpreter has a
-// kernel for every dtype an op's rule admits (the JIT may refuse one and fall back to it); infer_op
-// refuses the others when the op is traced or parsed, never when the graph is called.
+// Which dtypes an op computes in where its shape inference leaves that open: the k*Operands trait
+// of its op table row. The interpreter has a kernel for every dtype an op's rule admits (the JIT
+// may refuse one and fall back to it); infer_op refuses the others when the op is traced or
+// parsed, never when the graph is called.
 namespace kiln::ir {
 
 enum class OperandDTypes {

@@ -43,6 +43,11 @@ enum OpTrait : uint32_t {
   kSideEffects = 1u << 1,    // runs even when its results are unused (buffer_store, custom)
   kNeverFolded = 1u << 2,    // constant folding leaves it: already constant, bound later, or effects
   kNoKernel = 1u << 3,       // the plan executor runs it itself: reads the registry, stores, calls
+  // The dtypes an op computes in where its shape inference leaves that open (ir/operand_dtypes.hpp);
+  // without one of these, every dtype.
+  kNumericOperands = 1u << 4,     // every dtype but bool
+  kWideNumericOperands = 1u << 5, // every dtype but bool, i8 and u8
+  kFloatOperands = 1u << 6,       // f32, f64, f16 and bf16
 };
 
 inline constexpr int kAny = -1; // an op table row's max operands: any number
