@@ -1,0 +1,42 @@
+"""Argument checks shared by the layers: torch's argument forms, and refusals by name."""
+
+from .. import _kiln, _tree
+
+
+def _unsupported(layer, argument, value, why):
+    return _tree.error("unsupported", f"{layer}: {argument}={value!r} is not supported: {why}")
+
+
+def _pair(layer, argument, value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return tuple(value)
+    raise _tree.error("spec", f"{layer}: {argument} is an int or a pair of ints, got {value!r}")
+
+
+def _check_factory(layer, device, dtype):
+    """torch's device and dtype arguments: kiln's layers are f32 on the CPU."""
+    on_cpu = device == _kiln.CPU() if isinstance(device, _kiln.Device) else str(device) in ("cpu", "cpu:0")
+    if device is not None and not on_cpu:
+        raise _unsupported(layer, "device", device, "kiln's layers live on the CPU")
+    if dtype is not None and str(dtype) not in ("torch.float32", "float32", "DType.float32"):
+        raise _unsupported(layer, "dtype", dtype, "kiln's layers are created in float32 (load other dtypes "
+                                                  "with load_state_dict)")
+
+
+def _check_positive(layer, argument, value):
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise _tree.error("spec", f"{layer}: {argument} must be a positive int, got {value!r}")
+
+
+def _check_padding_mode(layer, padding_mode):
+    if padding_mode != "zeros":
+        raise _unsupported(layer, "padding_mode", padding_mode, "kiln pads with zeros only")
+
+
+def _static_size(layer, x, axis, why):
+    size = x.shape[axis]
+    if not isinstance(size, int):
+        raise _unsupported(layer, "input", f"a symbolic axis {axis}", why)
+    return size

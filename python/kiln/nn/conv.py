@@ -1,0 +1,92 @@
+"""Conv2d and ConvTranspose2d (NCHW)."""
+
+from .. import _tree
+from .. import functional as F
+from ._checks import _check_factory, _check_padding_mode, _check_positive, _pair, _unsupported
+from ._init import _uniform
+from .module import Module
+
+
+class Conv2d(Module):
+    """NCHW; weight [out_channels, in_channels / groups, kh, kw], bias [out_channels]. padding is an
+    int, a pair, "valid" or "same" (stride 1); zero padding only."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        _check_factory("Conv2d", device, dtype)
+        _check_padding_mode("Conv2d", padding_mode)
+        for argument, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+            _check_positive("Conv2d", argument, value)
+        if in_channels % groups or out_channels % groups:
+            raise _tree.error("spec", f"Conv2d: in_channels {in_channels} and out_channels {out_channels} must be "
+                                      f"divisible by groups {groups}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _pair("Conv2d", "kernel_size", kernel_size)
+        self.stride = _pair("Conv2d", "stride", stride)
+        self.dilation = _pair("Conv2d", "dilation", dilation)
+        self.padding = padding if isinstance(padding, str) else _pair("Conv2d", "padding", padding)
+        self._pads = self._explicit_padding(padding)
+        fan_in = in_channels // groups * self.kernel_size[0] * self.kernel_size[1]
+        self.weight = _uniform([out_channels, in_channels // groups, *self.kernel_size], fan_in, 3)
+        self.register_parameter("bias", _uniform([out_channels], fan_in, 4) if bias else None)
+
+    def _explicit_padding(self, padding):
+        """(top, bottom, left, right) for the string forms; None when padding is a pair."""
+        if not isinstance(padding, str):
+            return None
+        if padding == "valid":
+            return (0, 0, 0, 0)
+        if padding != "same":
+            raise _unsupported("Conv2d", "padding", padding, 'padding is an int, a pair, "valid" or "same"')
+        if self.stride != (1, 1):
+            raise _unsupported("Conv2d", "padding", padding, f"torch allows it only with stride 1, got {self.stride}")
+        pads = []
+        for k, d in zip(self.kernel_size, self.dilation):
+            total = d * (k - 1)
+            pads += [total // 2, total - total // 2]  # torch puts the odd one at the end
+        return tuple(pads)
+
+    def forward(self, input):
+        if self._pads is None:
+            return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        top, bottom, left, right = self._pads
+        if top == bottom and left == right:
+            return F.conv2d(input, self.weight, self.bias, self.stride, (top, left), self.dilation, self.groups)
+        padded = F.pad(input, [0, 0, 0, 0, top, bottom, left, right])
+        return F.conv2d(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, groups={self.groups}")
+
+
+class ConvTranspose2d(Module):
+    """NCHW; weight [in_channels, out_channels / groups, kh, kw], bias [out_channels]; zero padding."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        _check_factory("ConvTranspose2d", device, dtype)
+        _check_padding_mode("ConvTranspose2d", padding_mode)
+        for argument, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+            _check_positive("ConvTranspose2d", argument, value)
+        if in_channels % groups or out_channels % groups:
+            raise _tree.error("spec", f"ConvTranspose2d: in_channels {in_channels} and out_channels {out_channels} "
+                                      f"must be divisible by groups {groups}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _pair("ConvTranspose2d", "kernel_size", kernel_size)
+        self.stride = _pair("ConvTranspose2d", "stride", stride)
+        self.padding = _pair("ConvTranspose2d", "padding", padding)
+        self.output_padding = _pair("ConvTranspose2d", "output_padding", output_padding)
+        self.dilation = _pair("ConvTranspose2d", "dilation", dilation)
+        fan_in = out_channels // groups * self.kernel_size[0] * self.kernel_size[1]
+        self.weight = _uniform([in_channels, out_channels // groups, *self.kernel_size], fan_in, 3)
+        self.register_parameter("bias", _uniform([out_channels], fan_in, 4) if bias else None)
+
+    def forward(self, input, output_size=None):
+        if output_size is not None:
+            raise _unsupported("ConvTranspose2d.forward", "output_size", output_size,
+                               "set output_padding in the constructor instead")
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)
