@@ -42,23 +42,28 @@ class JitFunction:
         if any(t.is_symbolic for t in tensors):  # inside another trace: trace into it
             return self._fn(*args)
         decision = self._cache.decide(leaves, tensors)
-        if decision.eager:
-            return self._fn(*args)
-        entry = decision.entry
-        if entry is not None:
-            self._cache.count_hit(entry)
-        else:
-            entry = self._trace(leaves, tensors, decision, args)
+        try:
+            if decision.eager:
+                return self._fn(*args)
+            entry = decision.entry
+            if entry is not None:
+                self._cache.count_hit(entry)
+            else:
+                entry = self._trace(leaves, tensors, decision.layouts, decision.symbolic, args)
+        finally:
+            # The decision marks this signature as being traced until it is freed: a traceback
+            # that kept it (pytest.raises, the REPL's sys.last_traceback) would make the next call
+            # with this signature wait for that trace forever.
+            decision = None
         # The arguments are flattened once, for the cache and the call alike.
         return _tree.rebuild(entry.result_template, entry.core.call(leaves, tensors))
 
-    def _trace(self, leaves, tensors, decision, args):
+    def _trace(self, leaves, tensors, layouts, symbolic, args):
         start = time.perf_counter()
-        layouts = decision.layouts
         try:
             traced = self._traced(args, layouts)
         except _kiln.Error as e:
-            if not decision.symbolic:
+            if not symbolic:
                 raise
             layouts = self._cache.symbolic_trace_failed(e, tensors)
             traced = self._traced(args, layouts)
