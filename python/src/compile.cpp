@@ -269,8 +269,14 @@ void bind_compile(py::module_& m) {
            }),
            py::arg("dynamic"), py::arg("recompile_limit"), py::arg("capacity"), py::arg("fail_on_recompile"),
            py::arg("name"), py::arg("weights"), py::arg("session"))
-      .def("decide", [](Cache& c, const TreeLeaves& leaves,
-                        const std::vector<Tensor>& tensors) { return c.decide(leaves, tensors, kPythonArgs); })
+      // Without the GIL: decide() waits while another thread traces the same signature, and that
+      // trace runs Python.
+      .def(
+          "decide",
+          [](Cache& c, const TreeLeaves& leaves, const std::vector<Tensor>& tensors) {
+            return c.decide(leaves, tensors, kPythonArgs);
+          },
+          py::call_guard<py::gil_scoped_release>())
       .def("symbolic_trace_failed",
            [](Cache& c, const py::object& error, const std::vector<Tensor>& tensors) {
              return c.symbolic_trace_failed(error_from_py(error), tensors);
