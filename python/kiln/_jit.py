@@ -6,13 +6,16 @@ import time
 
 from . import _kiln
 from . import _tree
+from ._module_weights import ModuleWeights
 
 _tracing = threading.local()
 
 
-def tracing_module():
-    """True while a CompiledModule traces on this thread: parameters read as weights then."""
-    return getattr(_tracing, "depth", 0) > 0
+def tracing_weights():
+    """The ModuleWeights of the callable tracing on this thread, or None: while it traces, kiln.nn
+    modules read their parameters and buffers as its session's weights."""
+    stack = getattr(_tracing, "weights", None)
+    return stack[-1] if stack else None
 
 
 class JitFunction:
@@ -21,7 +24,10 @@ class JitFunction:
     Every keyword takes effect: dynamic, recompile_limit, capacity and fail_on_recompile steer the
     trace cache; name names the graphs (default: after fn); weights are looked up before the
     session's registry; custom_extensions and allow_subgraphs apply to each trace; session holds
-    the tiers and the registry (default: kiln.Session.default())."""
+    the tiers and the registry (default: kiln.Session.default()).
+
+    kiln.nn modules fn calls are bound by name in the session, not copied into the graph: their
+    tensors replaced later (load_state_dict) are used from the next call on (see ModuleWeights)."""
 
     def __init__(self, fn, *, dynamic=None, recompile_limit=8, capacity=32, fail_on_recompile=False, name="",
                  weights=None, session=None, custom_extensions=(), allow_subgraphs=True):
@@ -34,6 +40,7 @@ class JitFunction:
         self._cache = _kiln._TraceCache(dynamic, recompile_limit, capacity, fail_on_recompile, self._name,
                                         self._weights, session)
         self._session = session
+        self._module_weights = ModuleWeights(session)
         self.__wrapped__ = fn
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -41,6 +48,7 @@ class JitFunction:
         leaves, tensors = _tree.flatten_args(args)
         if any(t.is_symbolic for t in tensors):  # inside another trace: trace into it
             return self._fn(*args)
+        self._module_weights.sync()
         decision = self._cache.decide(leaves, tensors)
         try:
             if decision.eager:
@@ -75,11 +83,12 @@ class JitFunction:
 
     def _traced(self, args, layouts):
         specs = _tree.replace_tensors(args, layouts)
-        _tracing.depth = getattr(_tracing, "depth", 0) + 1
+        stack = _tracing.__dict__.setdefault("weights", [])
+        stack.append(self._module_weights)
         try:
             return _tree.trace(self._fn, specs, self._name, self._allow_subgraphs, self._custom_extensions)
         finally:
-            _tracing.depth -= 1
+            stack.pop()
 
     @property
     def session(self):
@@ -116,9 +125,8 @@ class CompiledModule:
         self._module = module
         module._set_prefixes()
         self._session = session if session is not None else _kiln.Session()
-        for name, value in module.state_dict().items():
-            self._session.set_weight(name, value)
         self._forward = JitFunction(module, session=self._session, **options)
+        self._forward._module_weights.add_root(module, "")
 
     def __call__(self, *args):
         self._module._check_modes()  # a graph traced in eval mode must not serve a later .train()

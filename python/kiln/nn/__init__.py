@@ -1,9 +1,10 @@
 """PyTorch-style modules: torch.nn's constructor arguments, state_dict names and module API, so a
 model written as torch and torchvision write it loads a torch state_dict unchanged (zero-copy).
 
-Parameters and buffers are kiln Tensors held by name; when kiln.compile(module) traces, each one is
-read as F.constant_external under its dotted name, so the graph binds it from the compiled module's
-weights. kiln runs inference: modules start in training mode as torch's do, and a forward whose
+Parameters and buffers are kiln Tensors held by name; when kiln.compile traces a module, or a
+function that calls one, each is read as F.constant_external under a dotted name registered in the
+callable's session (shared, not copied; replaced tensors are set again before the next call).
+kiln runs inference: modules start in training mode as torch's do, and a forward whose
 training mode computes something else (dropout, batch statistics that update running ones) is
 refused until .eval() is called. Argument values kiln cannot honour are refused by name."""
 

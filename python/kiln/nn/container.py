@@ -94,7 +94,7 @@ class Sequential(Module):
     def __delitem__(self, index):
         keys = list(self._modules)
         for key in keys[index] if isinstance(index, slice) else [keys[_index(self, index)]]:
-            del self._modules[key]
+            self._pop_module(key)
 
     def append(self, module):
         self.add_module(str(len(self)), module)
@@ -130,7 +130,7 @@ class ModuleDict(Module):
         self.add_module(key, module)
 
     def __delitem__(self, key):
-        del self._modules[key]
+        self._pop_module(key)
 
     def keys(self):
         return self._modules.keys()
@@ -146,7 +146,8 @@ class ModuleDict(Module):
             self.add_module(key, module)
 
     def pop(self, key):
-        return self._modules.pop(key)
+        return self._pop_module(key)
 
     def clear(self):
-        self._modules.clear()
+        for key in list(self._modules):
+            self._pop_module(key)

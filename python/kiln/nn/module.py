@@ -2,7 +2,7 @@
 
 import collections
 
-from .. import _kiln, _jit, _tree
+from .. import _kiln, _jit, _module_weights, _tree
 from .. import functional as F
 
 
@@ -56,12 +56,14 @@ class Module:
             table.pop(name, None)
         self._non_persistent_buffers.discard(name)
         self.__dict__.pop(name, None)
+        _module_weights.note_module_change()
 
     def register_parameter(self, name, param):
         """A parameter (None: declared but absent, as torch's bias=False)."""
         self._check_new_name(name, "parameter")
         self._forget(name)
         self._parameters[name] = None if param is None else _as_tensor(param)
+        _module_weights.note_module_change()
 
     def register_buffer(self, name, tensor, persistent=True):
         """State that is not learned (running statistics). A non-persistent buffer is left out of
@@ -71,6 +73,7 @@ class Module:
         self._buffers[name] = None if tensor is None else _as_tensor(tensor)
         if not persistent:
             self._non_persistent_buffers.add(name)
+        _module_weights.note_module_change()
 
     def add_module(self, name, module):
         self._check_new_name(name, "module")
@@ -79,8 +82,15 @@ class Module:
                                       f"got {type(module).__name__}")
         self._forget(name)
         self._modules[name] = module
+        _module_weights.note_module_change()
 
     register_module = add_module
+
+    def _pop_module(self, name):
+        """Removes a submodule (for the containers), telling compiled callables that bound the tree."""
+        module = self._modules.pop(name)
+        _module_weights.note_module_change()
+        return module
 
     def __setattr__(self, name, value):
         self._check_initialised(name)
@@ -88,8 +98,10 @@ class Module:
             self.add_module(name, value)
         elif name in self._buffers:
             self._buffers[name] = None if value is None else _as_tensor(value)
+            _module_weights.note_module_change()
         elif name in self._modules and value is None:
             self._modules[name] = None
+            _module_weights.note_module_change()
         elif _is_tensor_like(value) or (name in self._parameters and value is None):
             self.register_parameter(name, value)  # kiln has no Parameter type: a tensor attribute is one
         else:
@@ -113,16 +125,17 @@ class Module:
             object.__delattr__(self, name)
 
     def _tensor_for_forward(self, name, value):
-        """While a compiled module traces, a weight read by name from its session (a non-persistent
-        buffer, not in the session, as a constant); otherwise the tensor itself."""
-        if value is None or not _jit.tracing_module():
+        """While kiln.compile traces, a weight read by name from the callable's session (a
+        non-persistent buffer, not in the session, as a constant); otherwise the tensor itself."""
+        weights = _jit.tracing_weights()
+        if value is None or weights is None:
             return value
         if name in self._non_persistent_buffers:
             return F.constant(value)
-        return F.constant_external(self._prefix + name, value.layout)
+        return F.constant_external(weights.weight_name(self, name), value.layout)
 
     def _set_prefixes(self, prefix=""):
-        """Names each module's parameters by their dotted path from this one (the compiled root)."""
+        """Names each module by its dotted path from this one (the compiled root), for messages."""
         object.__setattr__(self, "_prefix", prefix)
         for name, child in self._modules.items():
             if child is not None:
@@ -292,6 +305,7 @@ class Module:
         for module, local, tensor in replacements:
             table = module._parameters if local in module._parameters else module._buffers
             table[local] = tensor
+        _module_weights.note_module_change()
         return IncompatibleKeys(missing, unexpected)
 
     # Printing ------------------------------------------------------------------------------------
