@@ -1,6 +1,8 @@
 """lucid's compile(module_or_fn, dynamic): trace at the first call with each new signature,
 through kiln's C++ trace cache (entries, dynamic dims, the recompile limit, logs)."""
 
+import functools
+import inspect
 import threading
 import time
 
@@ -116,21 +118,27 @@ class JitFunction:
 
 
 class CompiledModule:
-    """A module compiled at call time, delegating parameters(), state_dict() and load_state_dict().
+    """A module compiled at call time, standing for the module as torch.compile's wrapper does:
+    calls (and forward) run the compiled graph, and the rest of the module API is the module's,
+    a method that returns the module returning this wrapper instead (compiled.eval() stays
+    compiled). Attributes set on it are set on the module.
 
-    Its parameters are the weights of its own session under their dotted names; load_state_dict
-    sets new versions there, so later calls use them."""
+    Its parameters are the weights of its own session under their dotted names; a tensor replaced
+    on the module (load_state_dict, assignment) is set there again before the next call."""
 
     def __init__(self, module, *, session=None, **options):
-        self._module = module
+        object.__setattr__(self, "_module", module)
         module._set_prefixes()
-        self._session = session if session is not None else _kiln.Session()
-        self._forward = JitFunction(module, session=self._session, **options)
+        object.__setattr__(self, "_session", session if session is not None else _kiln.Session())
+        object.__setattr__(self, "_forward", JitFunction(module, session=self._session, **options))
         self._forward._module_weights.add_root(module, "")
 
     def __call__(self, *args):
         self._module._check_modes()  # a graph traced in eval mode must not serve a later .train()
         return self._forward(*args)
+
+    def forward(self, *args):
+        return self(*args)
 
     @property
     def module(self):
@@ -141,19 +149,21 @@ class CompiledModule:
         """The kiln.Session holding this module's parameters as weights, and its tiers."""
         return self._session
 
-    def parameters(self):
-        return self._module.parameters()
+    @property
+    def training(self):
+        return self._module.training
 
-    def named_parameters(self):
-        return self._module.named_parameters()
+    def train(self, mode=True):
+        self._module.train(mode)
+        return self
 
-    def state_dict(self):
-        return self._module.state_dict()
+    def eval(self):
+        self._module.eval()
+        return self
 
-    def load_state_dict(self, state):
-        self._module.load_state_dict(state)
-        for name, value in self._module.state_dict().items():
-            self._session.set_weight(name, value)
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """The module's load_state_dict (torch's IncompatibleKeys); the next call uses the tensors."""
+        return self._module.load_state_dict(state_dict, strict, assign)
 
     def stats(self):
         return self._forward.stats()
@@ -163,6 +173,30 @@ class CompiledModule:
 
     def set_fail_on_recompile(self, on):
         self._forward.set_fail_on_recompile(on)
+
+    def __getattr__(self, name):
+        module = self.__dict__.get("_module")
+        if module is None or name.startswith("__"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        value = getattr(module, name)
+        if not (inspect.ismethod(value) and value.__self__ is module):
+            return value
+
+        @functools.wraps(value)
+        def returning_the_wrapper(*args, **kwargs):
+            result = value(*args, **kwargs)
+            return self if result is module else result
+
+        return returning_the_wrapper
+
+    def __setattr__(self, name, value):
+        setattr(self._module, name, value)
+
+    def __delattr__(self, name):
+        delattr(self._module, name)
+
+    def __repr__(self):
+        return "CompiledModule(" + repr(self._module).replace("\n", "\n  ") + ")"
 
 
 def compile(module_or_fn=None, *, dynamic=None, recompile_limit=8, capacity=32, fail_on_recompile=False, name="",

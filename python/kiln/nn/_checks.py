@@ -15,12 +15,21 @@ def _pair(layer, argument, value):
     raise _tree.error("spec", f"{layer}: {argument} is an int or a pair of ints, got {value!r}")
 
 
+def _is_cpu(device):
+    """A kiln Device, a torch.device or a string naming the CPU."""
+    return device == _kiln.CPU() if isinstance(device, _kiln.Device) else str(device) in ("cpu", "cpu:0")
+
+
+def _is_float32(dtype):
+    """A kiln DType, a torch or numpy dtype or a string naming float32."""
+    return str(dtype) in ("torch.float32", "float32", "DType.float32")
+
+
 def _check_factory(layer, device, dtype):
     """torch's device and dtype arguments: kiln's layers are f32 on the CPU."""
-    on_cpu = device == _kiln.CPU() if isinstance(device, _kiln.Device) else str(device) in ("cpu", "cpu:0")
-    if device is not None and not on_cpu:
+    if device is not None and not _is_cpu(device):
         raise _unsupported(layer, "device", device, "kiln's layers live on the CPU")
-    if dtype is not None and str(dtype) not in ("torch.float32", "float32", "DType.float32"):
+    if dtype is not None and not _is_float32(dtype):
         raise _unsupported(layer, "dtype", dtype, "kiln's layers are created in float32 (load other dtypes "
                                                   "with load_state_dict)")
 

@@ -4,6 +4,7 @@ import collections
 
 from .. import _kiln, _jit, _module_weights, _tree
 from .. import functional as F
+from ._checks import _is_cpu, _is_float32, _unsupported
 
 
 def _is_tensor_like(value):
@@ -180,6 +181,63 @@ class Module:
         graph, traced in eval mode, would otherwise run as if in eval after a later .train()."""
         for module in self.modules():
             module._refuse_training()
+
+    # Devices and dtypes ---------------------------------------------------------------------------
+
+    def to(self, *args, **kwargs):
+        """torch's to(device, dtype): accepted where the module already is (the CPU; float32 when
+        every floating tensor is f32), refused by name otherwise. Returns self."""
+        device, dtype = kwargs.get("device"), kwargs.get("dtype")
+        for value in args:
+            if isinstance(value, _kiln.DType) or type(value).__name__ == "dtype":  # torch's or numpy's
+                dtype = value
+            else:
+                device = value
+        layer = f"{type(self).__name__}.to"
+        if device is not None and not _is_cpu(device):
+            raise _unsupported(layer, "device", device, "kiln's modules run on the CPU")
+        if dtype is not None and not _is_float32(dtype):
+            raise _unsupported(layer, "dtype", dtype, "kiln does not convert a module's tensors")
+        if dtype is not None:
+            self._check_all_float32(layer)
+        return self
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        """self, when every floating tensor is already f32 (kiln does not convert them)."""
+        self._check_all_float32(f"{type(self).__name__}.float()")
+        return self
+
+    def _check_all_float32(self, what):
+        floating = (_kiln.DType.float64, _kiln.DType.float16, _kiln.DType.bfloat16)
+        for name, tensor in list(self.named_parameters()) + list(self.named_buffers()):
+            if tensor.dtype in floating:
+                raise _tree.error("unsupported", f"{what} is not supported: '{name}' is {tensor.dtype.name} and "
+                                                 "kiln does not convert a module's tensors")
+
+    def _refuse_conversion(self, method, why):
+        raise _tree.error("unsupported", f"{type(self).__name__}.{method}() is not supported: {why}")
+
+    def cuda(self, device=None):
+        self._refuse_conversion("cuda", "kiln's modules run on the CPU")
+
+    def half(self):
+        self._refuse_conversion("half", "kiln does not convert a module's tensors")
+
+    def bfloat16(self):
+        self._refuse_conversion("bfloat16", "kiln does not convert a module's tensors")
+
+    def double(self):
+        self._refuse_conversion("double", "kiln does not convert a module's tensors")
+
+    def requires_grad_(self, requires_grad=True):
+        """Accepted as False (kiln's tensors never track gradients); True is refused."""
+        if requires_grad:
+            raise _unsupported(f"{type(self).__name__}.requires_grad_", "requires_grad", requires_grad,
+                               "kiln computes no gradients")
+        return self
 
     # The tree ------------------------------------------------------------------------------------
 
