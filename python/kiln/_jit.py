@@ -50,23 +50,30 @@ class JitFunction:
         leaves, tensors = _tree.flatten_args(args)
         if any(t.is_symbolic for t in tensors):  # inside another trace: trace into it
             return self._fn(*args)
+        entry = self._entry(leaves, tensors, args)
+        if entry is None:  # past the recompile limit
+            return self._fn(*args)
+        # The arguments are flattened once, for the cache and the call alike.
+        return _tree.rebuild(entry.result_template, entry.core.call(leaves, tensors))
+
+    def _entry(self, leaves, tensors, args, count_hit=True):
+        """The cache entry serving these arguments, traced now if none does (without running it);
+        None when they are to run eagerly, past the recompile limit."""
         self._module_weights.sync()
         decision = self._cache.decide(leaves, tensors)
         try:
             if decision.eager:
-                return self._fn(*args)
-            entry = decision.entry
-            if entry is not None:
-                self._cache.count_hit(entry)
-            else:
-                entry = self._trace(leaves, tensors, decision.layouts, decision.symbolic, args)
+                return None
+            if decision.entry is None:
+                return self._trace(leaves, tensors, decision.layouts, decision.symbolic, args)
+            if count_hit:
+                self._cache.count_hit(decision.entry)
+            return decision.entry
         finally:
             # The decision marks this signature as being traced until it is freed: a traceback
             # that kept it (pytest.raises, the REPL's sys.last_traceback) would make the next call
             # with this signature wait for that trace forever.
             decision = None
-        # The arguments are flattened once, for the cache and the call alike.
-        return _tree.rebuild(entry.result_template, entry.core.call(leaves, tensors))
 
     def _trace(self, leaves, tensors, layouts, symbolic, args):
         start = time.perf_counter()

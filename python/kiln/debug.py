@@ -28,11 +28,10 @@ def _core(callable_, inputs):
                         f"got {type(callable_).__name__}")
     args = tuple(inputs)
     leaves, tensors = _tree.flatten_args(args)
-    decision = jit._cache.decide(leaves, tensors)
-    if decision.eager:
+    entry = jit._entry(leaves, tensors, args, count_hit=False)
+    if entry is None:
         raise RuntimeError(f"{jit._name} has reached its recompile limit: calls with a new signature run eagerly, "
                            "with no graph to step; raise recompile_limit or step a signature it has compiled")
-    entry = decision.entry if decision.entry is not None else jit._trace(leaves, tensors, decision, args)
     return entry.core
 
 
