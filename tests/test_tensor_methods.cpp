@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 #include <functional>
 #include <kiln/kiln.hpp>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -20,9 +19,12 @@ using Unary = std::function<Tensor(const Tensor&)>;
 std::vector<std::string> staged_ops(const Unary& fn, const TensorLayout& layout) {
   const std::string text = stage([&](const Tensor& x) { return fn(x); })(layout).to_mlir();
   std::vector<std::string> ops;
-  const std::regex op("\"(kiln\\.[a-z_0-9]+)\"\\(");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), op); it != std::sregex_iterator(); ++it)
-    ops.push_back((*it)[1]);
+  const std::string opening = "\"kiln.";
+  for (size_t at = text.find(opening); at != std::string::npos; at = text.find(opening, at + 1)) {
+    const size_t close = text.find('"', at + 1);
+    if (close != std::string::npos && close + 1 < text.size() && text[close + 1] == '(')
+      ops.push_back(text.substr(at + 1, close - at - 1));
+  }
   return ops;
 }
 

@@ -7,7 +7,7 @@
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
 #include <map>
-#include <regex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -22,25 +22,59 @@ struct PrintedGraph {
   std::map<std::string, std::string> line; // "@block %1" -> its line, without indentation
 };
 
+// "block" from "  func.func private @block(...": the function a line opens, if it opens one.
+std::optional<std::string> function_opened(const std::string& line) {
+  const std::string opening = "  func.func ";
+  if (!line.starts_with(opening)) return std::nullopt;
+  const size_t at = line.find('@', opening.size());
+  const size_t paren = line.find('(', at);
+  if (at == std::string::npos || paren == std::string::npos) return std::nullopt;
+  return line.substr(at + 1, paren - at - 1);
+}
+
+// An op line "    %3:2 = func.call ..." or "    %4 = "kiln.sqrt"(...": its value, result count, kind.
+struct OpLine {
+  std::string value;
+  int results = 1;
+  std::string kind;
+};
+
+std::optional<OpLine> op_line(const std::string& line) {
+  if (!line.starts_with("    %")) return std::nullopt;
+  const size_t digits_end = line.find_first_not_of("0123456789", 5);
+  if (digits_end == 5 || digits_end == std::string::npos) return std::nullopt;
+  OpLine op{line.substr(4, digits_end - 4)};
+  size_t rest = digits_end;
+  if (line[rest] == ':') {
+    const size_t count_end = line.find_first_not_of("0123456789", rest + 1);
+    op.results = std::stoi(line.substr(rest + 1, count_end - rest - 1));
+    rest = count_end;
+  }
+  const std::string_view tail = std::string_view(line).substr(rest);
+  if (tail.starts_with(" = func.call")) {
+    op.kind = "func.call";
+    return op;
+  }
+  if (!tail.starts_with(" = \"kiln.")) return std::nullopt;
+  const size_t close = tail.find('"', 4);
+  if (close == std::string_view::npos) return std::nullopt;
+  op.kind = std::string(tail.substr(4, close - 4));
+  return op;
+}
+
 PrintedGraph read_printed(const std::string& text) {
   PrintedGraph printed;
-  const std::regex function(R"(^  func\.func (private )?@(\w+)\()");
-  const std::regex op(R"(^    (%\d+)(:(\d+))? = ("kiln\.\w+"|func\.call))");
   std::istringstream lines(text);
   std::string prefix;
   bool first_function = true;
   for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, function)) {
-      prefix = first_function ? "" : "@" + m[2].str() + " ";
+    if (const auto function = function_opened(line)) {
+      prefix = first_function ? "" : "@" + *function + " ";
       first_function = false;
-    } else if (std::regex_search(line, m, op)) {
-      std::string kind = m[4].str();
-      if (kind.front() == '"') kind = kind.substr(1, kind.size() - 2);
-      const int results = m[3].matched ? std::stoi(m[3].str()) : 1;
-      for (int i = 0; i < results; ++i) {
-        const std::string label = prefix + m[1].str() + (results > 1 ? "#" + std::to_string(i) : "");
-        printed.kind[label] = kind;
+    } else if (const auto op = op_line(line)) {
+      for (int i = 0; i < op->results; ++i) {
+        const std::string label = prefix + op->value + (op->results > 1 ? "#" + std::to_string(i) : "");
+        printed.kind[label] = op->kind;
         printed.line[label] = line.substr(4);
       }
     }
