@@ -8,17 +8,15 @@ from ._checks import _check_factory, _check_positive
 from .module import Module
 
 
-class BatchNorm2d(Module):
-    """NCHW batch normalisation. With track_running_stats (the default), eval mode normalises with the
-    buffers running_mean and running_var, and training mode (which would update them) is refused;
-    without, both modes use the batch's statistics, as torch's. num_batches_tracked is accepted by
-    load_state_dict and dropped (inference never reads it)."""
+class _NormBase(Module):
+    """What BatchNorm2d and InstanceNorm2d share, as torch's _NormBase: per-channel weight and bias
+    when affine, the running_mean and running_var buffers when track_running_stats, and
+    num_batches_tracked accepted by load_state_dict and dropped (inference never reads it)."""
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None):
+    def __init__(self, layer, num_features, eps, momentum, affine, track_running_stats, device, dtype):
         super().__init__()
-        _check_factory("BatchNorm2d", device, dtype)
-        _check_positive("BatchNorm2d", "num_features", num_features)
+        _check_factory(layer, device, dtype)
+        _check_positive(layer, "num_features", num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.register_parameter("weight", _kiln.Tensor.ones([num_features]) if affine else None)
@@ -26,6 +24,17 @@ class BatchNorm2d(Module):
         self.register_buffer("running_mean", _kiln.Tensor.zeros([num_features]) if track_running_stats else None)
         self.register_buffer("running_var", _kiln.Tensor.ones([num_features]) if track_running_stats else None)
         self._ignored_when_loading.add("num_batches_tracked")
+
+
+class BatchNorm2d(_NormBase):
+    """NCHW batch normalisation. With track_running_stats (the default), eval mode normalises with the
+    buffers running_mean and running_var, and training mode (which would update them) is refused;
+    without, both modes use the batch's statistics, as torch's. num_batches_tracked is accepted by
+    load_state_dict and dropped (inference never reads it)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        super().__init__("BatchNorm2d", num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def _training_refusal(self):
         return "batch normalisation updates its running statistics" if self.track_running_stats else None
@@ -63,22 +72,13 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
 
-class InstanceNorm2d(Module):
+class InstanceNorm2d(_NormBase):
     """Normalises each sample's channels over H and W. With track_running_stats, eval mode uses the
     buffers running_mean and running_var (training mode, which updates them, is refused)."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None):
-        super().__init__()
-        _check_factory("InstanceNorm2d", device, dtype)
-        _check_positive("InstanceNorm2d", "num_features", num_features)
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.register_parameter("weight", _kiln.Tensor.ones([num_features]) if affine else None)
-        self.register_parameter("bias", _kiln.Tensor.zeros([num_features]) if affine else None)
-        self.register_buffer("running_mean", _kiln.Tensor.zeros([num_features]) if track_running_stats else None)
-        self.register_buffer("running_var", _kiln.Tensor.ones([num_features]) if track_running_stats else None)
-        self._ignored_when_loading.add("num_batches_tracked")
+        super().__init__("InstanceNorm2d", num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def _training_refusal(self):
         return "instance normalisation updates its running statistics" if self.track_running_stats else None
