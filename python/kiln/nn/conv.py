@@ -7,6 +7,17 @@ from ._init import _uniform
 from .module import Module
 
 
+def _check_conv(layer, in_channels, out_channels, groups, padding_mode, device, dtype):
+    """The constructor checks Conv2d and ConvTranspose2d share."""
+    _check_factory(layer, device, dtype)
+    _check_padding_mode(layer, padding_mode)
+    for argument, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+        _check_positive(layer, argument, value)
+    if in_channels % groups or out_channels % groups:
+        raise _tree.error("spec", f"{layer}: in_channels {in_channels} and out_channels {out_channels} must be "
+                                  f"divisible by groups {groups}")
+
+
 class Conv2d(Module):
     """NCHW; weight [out_channels, in_channels / groups, kh, kw], bias [out_channels]. padding is an
     int, a pair, "valid" or "same" (stride 1); zero padding only."""
@@ -14,13 +25,7 @@ class Conv2d(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
         super().__init__()
-        _check_factory("Conv2d", device, dtype)
-        _check_padding_mode("Conv2d", padding_mode)
-        for argument, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
-            _check_positive("Conv2d", argument, value)
-        if in_channels % groups or out_channels % groups:
-            raise _tree.error("spec", f"Conv2d: in_channels {in_channels} and out_channels {out_channels} must be "
-                                      f"divisible by groups {groups}")
+        _check_conv("Conv2d", in_channels, out_channels, groups, padding_mode, device, dtype)
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size = _pair("Conv2d", "kernel_size", kernel_size)
         self.stride = _pair("Conv2d", "stride", stride)
@@ -67,13 +72,7 @@ class ConvTranspose2d(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
-        _check_factory("ConvTranspose2d", device, dtype)
-        _check_padding_mode("ConvTranspose2d", padding_mode)
-        for argument, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
-            _check_positive("ConvTranspose2d", argument, value)
-        if in_channels % groups or out_channels % groups:
-            raise _tree.error("spec", f"ConvTranspose2d: in_channels {in_channels} and out_channels {out_channels} "
-                                      f"must be divisible by groups {groups}")
+        _check_conv("ConvTranspose2d", in_channels, out_channels, groups, padding_mode, device, dtype)
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size = _pair("ConvTranspose2d", "kernel_size", kernel_size)
         self.stride = _pair("ConvTranspose2d", "stride", stride)
