@@ -56,8 +56,9 @@ void check_bound_tensor(const Tensor& tensor, const ValuePlan& value, const ir::
 // per call so the plan does not hold them.
 constexpr size_t kPrecomputeSlackBytes = 64 * 1024;
 
-bool worth_precomputing(const ir::Op& op, const std::vector<ValuePlan>& values) {
-  if (op.results.empty() || !ir::is_pure(op, nullptr) || !step_implementations().kernel_for(op.kind)) return false;
+bool worth_precomputing(const ir::Op& op, const std::vector<ValuePlan>& values,
+                        const StepImplementations& implementations) {
+  if (op.results.empty() || !ir::is_pure(op, nullptr) || !implementations.kernel_for(op.kind)) return false;
   size_t operand_bytes = 0;
   for (ir::ValueId v : op.operands) {
     if (values[v].storage != Storage::bound) return false;
@@ -100,9 +101,13 @@ ArenaLayout plan_arena(std::span<const LiveInterval> intervals) {
 }
 
 ExecutionPlan::ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                             std::vector<PlannedStep> steps)
-    : graph_(std::move(graph)) {
+                             const StepImplementations& implementations, std::vector<PlannedStep> steps)
+    : graph_(std::move(graph)), implementations_(&implementations) {
   if (!graph_) throw Error(ErrorKind::internal, "interpreter plan: no graph");
+  if (!implementations.list || !implementations.cpu_isa || !implementations.kernel_for ||
+      !implementations.scratch_bytes || !implementations.prepare)
+    throw Error(ErrorKind::unsupported,
+                "interpreter plan of @" + graph_->name + ": the tier backend it was given has no implementation lists");
   if (steps.empty())
     for (size_t id = 0; id < graph_->ops.size(); ++id)
       steps.emplace_back(ir::OpId(id));
@@ -209,7 +214,7 @@ void ExecutionPlan::precompute_bound_ops(std::span<const ir::Op* const> own_ops,
       values_[own->results[0]].read_through = true;
       continue;
     }
-    if (!worth_precomputing(*own, values_)) continue;
+    if (!worth_precomputing(*own, values_, *implementations_)) continue;
     for (ir::ValueId v : own->operands) // a matmul over bound values reads B itself
       if (values_[v].read_through && !values_[v].bound.defined())
         compute_bound_op(graph_->ops.at(size_t(graph_->values[v].def_op)), forms);
@@ -228,7 +233,7 @@ void ExecutionPlan::compute_bound_op(const ir::Op& op, runtime::WeightForms* for
       computed.push_back(Tensor::empty(values_[v].dims, values_[v].dtype));
       views.push_back(View{computed.back().raw_data(), values_[v].dtype, values_[v].dims});
     }
-    const StepImplementations& implementations = step_implementations();
+    const StepImplementations& implementations = *implementations_;
     const std::span<const View> inputs = std::span(views).first(op.operands.size()),
                                 outputs = std::span(views).subspan(op.operands.size());
     // Once, when planning: its working memory need not come from the arena.
@@ -263,7 +268,7 @@ Tensor ExecutionPlan::read_through_value(ir::ValueId value) const {
   Tensor result = Tensor::empty(values_[value].dims, DType::f32);
   const View views[] = {View{const_cast<void*>(source.bound.raw_data()), source.dtype, source.dims},
                         View{result.raw_data(), DType::f32, values_[value].dims}};
-  const StepImplementations& implementations = step_implementations();
+  const StepImplementations& implementations = *implementations_;
   const PreparedState prepared = implementations.prepare(transpose, std::span(views, 1), std::span(views + 1, 1));
   implementations.kernel_for(ir::OpKind::transpose)(
       KernelArgs{transpose, std::span(views, 1), std::span(views + 1, 1), {}, prepared.get()});
@@ -314,7 +319,7 @@ void ExecutionPlan::prepare_kernel(PlanStep& step) const {
   const std::span<const View> inputs = std::span(view_templates_).subspan(step.first_view, step.num_inputs),
                               outputs = std::span(view_templates_)
                                             .subspan(step.first_view + step.num_inputs, step.num_outputs);
-  const StepImplementations& implementations = step_implementations();
+  const StepImplementations& implementations = *implementations_;
   step.prepared = implementations.prepare(*step.op, inputs, outputs);
   step.scratch_bytes = implementations.scratch_bytes(*step.op, inputs, outputs);
 }
@@ -334,7 +339,7 @@ ImplementationWalk ExecutionPlan::choose_implementation(const ir::Op& op, PlanSt
   }
   const StepQuery query{*graph_, op, values_, forms};
   ImplementationWalk walk;
-  const StepImplementations& implementations = step_implementations();
+  const StepImplementations& implementations = *implementations_;
   const Implementation* taker = walk_implementations(
       implementations.list(op.kind), implementations.cpu_isa(),
       [&](const Implementation& entry) { return entry.refuse ? entry.refuse(query) : std::nullopt; }, walk);

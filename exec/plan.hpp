@@ -11,6 +11,8 @@
 
 namespace kiln::exec {
 
+struct StepImplementations;
+
 // Every arena offset (and every arena block size) is a multiple of this.
 inline constexpr size_t kArenaAlignment = 64;
 
@@ -94,12 +96,13 @@ struct OutputSlot {
 class ExecutionPlan {
 public:
   // `steps` is the run order a tier chose (empty: every op of the graph in order); each op left as a
-  // step of its own runs what the interpreter's implementation list picks for it. Throws kiln::Error
-  // for graphs the interpreter cannot run: symbolic dims (shape), a weight missing from `weights`
-  // (weight), an op no implementation takes (unsupported: a call left in the graph, a custom op of
-  // no loaded extension).
+  // step of its own runs what `implementations` (the interpreter backend's lists, which must outlive
+  // the plan) picks for it. Throws kiln::Error for graphs the interpreter cannot run: symbolic dims
+  // (shape), a weight missing from `weights` (weight), an op no implementation takes (unsupported: a
+  // call left in the graph, a custom op of no loaded extension), and (unsupported) for
+  // `implementations` without lists.
   ExecutionPlan(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                std::vector<PlannedStep> steps = {});
+                const StepImplementations& implementations, std::vector<PlannedStep> steps = {});
   ExecutionPlan(const ExecutionPlan&) = delete;
   ExecutionPlan& operator=(const ExecutionPlan&) = delete;
 
@@ -135,6 +138,7 @@ private:
   void plan_outputs();
 
   std::shared_ptr<const ir::Function> graph_;
+  const StepImplementations* implementations_;
   std::vector<ValuePlan> values_;
   std::vector<PlanStep> steps_;
   std::vector<ImplementationWalk> walks_; // one per step

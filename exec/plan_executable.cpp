@@ -57,10 +57,10 @@ std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> 
 } // namespace
 
 PlanExecutable::PlanExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                               ExecutableOptions options)
+                               const StepImplementations& implementations, ExecutableOptions options)
     : tier_(std::move(options.tier)), check_numerics_(env::debug_nans().value_or(false)),
       ops_per_lowering_(std::move(options.ops_per_lowering)),
-      plan_(std::move(graph), weights, std::move(options.steps)) {}
+      plan_(std::move(graph), weights, implementations, std::move(options.steps)) {}
 
 PlanExecutable::~PlanExecutable() = default;
 

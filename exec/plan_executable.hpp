@@ -17,14 +17,15 @@ struct ExecutableOptions {
 };
 
 // Runs an ExecutionPlan step by step: kernels and runners the interpreter's lists chose, and the
-// steps a tier lowered. The executable of both tiers: interp/interpreter_tier.cpp registers it as
-// the tier "interp", the JIT builds it over its partition. run() may be called from many threads
+// steps a tier lowered. The executable of both tiers: interp/interpreter_tier.cpp makes it the tier
+// "interp", the JIT builds it over its partition. run() may be called from many threads
 // at once: each call borrows its per-call views and an arena from a pool (or uses the arena the
 // caller lends in RunOptions), so a warm run_into allocates nothing.
 class PlanExecutable final : public runtime::Executable {
 public:
+  // `implementations`: the interpreter backend's lists (ExecutionPlan).
   PlanExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                 ExecutableOptions options = {});
+                 const StepImplementations& implementations, ExecutableOptions options = {});
   ~PlanExecutable() override;
 
   void run_into(std::span<const Tensor> inputs, std::span<Tensor> outputs,

@@ -7,8 +7,8 @@
 #include <string>
 
 // How the plan runs an op that is a step of its own: it walks the interpreter's implementation list
-// for the op's kind. The interpreter sits above exec/, so it installs its lists here at load time,
-// as it installs the eager evaluator in ir/.
+// for the op's kind. The interpreter sits above exec/, so the plan is handed its lists, as part of
+// its tier backend (exec/tier_backend.hpp).
 namespace kiln::exec {
 
 // What an entry is asked about: an op of the graph being planned, with the plan of every value
@@ -48,11 +48,5 @@ struct StepImplementations {
   // The state a kernel step's kernel derives once (null for kernels without a prepare).
   KernelPrepare prepare = nullptr;
 };
-
-// Installed by interp/ during static initialisation; `implementations` must outlive every plan.
-// Returns the ones it replaces (null when none were installed), so that a test can put them back.
-const StepImplementations* set_step_implementations(const StepImplementations* implementations);
-// Throws kiln::Error (unsupported) when none is installed: no plan can be built without them.
-const StepImplementations& step_implementations();
 
 } // namespace kiln::exec

@@ -1,8 +1,8 @@
+#include "interp/eager.hpp"
 #include "interp/extension_runner.hpp"
 #include "interp/kernel_table.hpp"
 #include "interp/kernels/kernel_support.hpp"
 #include "interp/op_selection.hpp"
-#include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 
 namespace kiln::interp {
@@ -21,7 +21,9 @@ std::shared_ptr<const exec::StepRunner> eager_extension_runner(const ir::Op& op,
   return make_extension_runner(op, operand_types, result_types);
 }
 
-// Eager mode: one op on concrete tensors. Outputs are fresh tensors sized from the inferred types.
+} // namespace
+
+// Outputs are fresh tensors sized from the inferred types.
 std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::span<const Tensor> inputs,
                                  const std::vector<ir::ValueType>& result_types, const ir::SourceLoc& loc) {
   // Kernels see an ir::Op; numbered operands and results keep its arity equal to the views'.
@@ -66,11 +68,5 @@ std::vector<Tensor> run_eager_op(ir::OpKind kind, const ir::Attrs& attrs, std::s
   kernel(KernelArgs{op, in, out, scratch, prepared.get()});
   return outputs;
 }
-
-struct EagerEvaluatorInstaller {
-  EagerEvaluatorInstaller() { ir::set_eager_evaluator(&run_eager_op); }
-} const installer;
-
-} // namespace
 
 } // namespace kiln::interp

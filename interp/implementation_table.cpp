@@ -99,15 +99,4 @@ std::span<const exec::Implementation> interp_implementations(ir::OpKind kind) {
   return {};
 }
 
-namespace {
-
-const exec::StepImplementations kInterpImplementations{&interp_implementations, &interp_cpu_isa, &kernel_for,
-                                                       &kernel_scratch_bytes, &prepare_kernel};
-
-struct StepImplementationsInstaller {
-  StepImplementationsInstaller() { exec::set_step_implementations(&kInterpImplementations); }
-} const installer;
-
-} // namespace
-
 } // namespace kiln::interp

@@ -3,10 +3,12 @@
 #include "exec/plan.hpp"
 #include "exec/plan_executable.hpp"
 #include "exec/step_implementations.hpp"
+#include "interp/interpreter_backend.hpp"
 #include "interp/packed_matmul.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
 #include "runtime/executable.hpp"
+#include "runtime/tier_set.hpp"
 #include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
@@ -45,7 +47,9 @@ struct GraphBuilder {
     ir::OpId id = fn->add_op(OpKind::constant_external, {}, {type}, {{"name", ir::Attr::of_string(name)}});
     return fn->ops[id].results.at(0);
   }
-  PlanExecutable build(const runtime::WeightMap& weights = {}) const { return {fn, weights}; }
+  PlanExecutable build(const runtime::WeightMap& weights = {}) const {
+    return {fn, weights, interp::interpreter_backend().steps};
+  }
 };
 
 std::vector<float> values_of(const Tensor& t) {
@@ -157,19 +161,12 @@ TEST_CASE("a long chain of same-size elementwise ops needs two arena buffers, no
   check_close(out.at(0), expected);
 }
 
-TEST_CASE("a plan without the interpreter's implementation lists is a kiln::Error, not a crash") {
+TEST_CASE("a plan given a backend without implementation lists is a kiln::Error, not a crash") {
   GraphBuilder g;
   ValueId x = g.arg({4});
   g.fn->outputs = {g.op(OpKind::neg, {x})};
-  const exec::StepImplementations* interpreter = exec::set_step_implementations(nullptr);
-  std::optional<ErrorKind> kind;
-  try {
-    exec::ExecutionPlan plan(g.fn, {});
-  } catch (const Error& e) {
-    kind = e.kind();
-  }
-  exec::set_step_implementations(interpreter);
-  CHECK(kind == ErrorKind::unsupported);
+  const exec::StepImplementations none;
+  CHECK_THROWS_WITH_AS(exec::ExecutionPlan(g.fn, {}, none), doctest::Contains("has no implementation lists"), Error);
 }
 
 TEST_CASE("a chain of add, mul and exp computes exp(x * y + x)") {
@@ -424,8 +421,8 @@ TEST_CASE("preserved keeps an owning copy of every value, arguments included") {
   CHECK(values_of(preserved[b]) == std::vector<float>{4, 9, 16});
 }
 
-TEST_CASE("the interp tier is registered and describes its executable") {
-  const runtime::ExecutableFactory* factory = runtime::find_tier("interp");
+TEST_CASE("the default tier set's interp tier describes its executable") {
+  const runtime::ExecutableFactory* factory = runtime::default_tier_set()->interp();
   REQUIRE(factory != nullptr);
   GraphBuilder g;
   ValueId x = g.arg({2});
@@ -444,7 +441,8 @@ TEST_CASE("the plan refuses graphs the interpreter cannot run, naming the proble
     fn->name = "f";
     ValueId x = fn->add_arg(ir::ValueType{DType::f32, {"batch", 2}, false});
     fn->outputs = {x};
-    CHECK_THROWS_WITH_AS(PlanExecutable(fn, {}), doctest::Contains("%arg0 has type f32 [batch, 2]"), Error);
+    CHECK_THROWS_WITH_AS(PlanExecutable(fn, {}, interp::interpreter_backend().steps),
+                         doctest::Contains("%arg0 has type f32 [batch, 2]"), Error);
   }
   SUBCASE("a missing weight") {
     GraphBuilder g;
@@ -582,7 +580,7 @@ std::unique_ptr<PlanExecutable> weight_matmul(const std::vector<int64_t>& x_dims
   ValueId b = g.weight("w", w.dims());
   if (transposed) b = g.op(OpKind::transpose, {b}, {{"perm", ir::Attr::of_ints({1, 0})}});
   g.fn->outputs = {g.op(OpKind::matmul, {x, b})};
-  return std::make_unique<PlanExecutable>(g.fn, runtime::WeightMap{{"w", w}});
+  return std::make_unique<PlanExecutable>(g.fn, runtime::WeightMap{{"w", w}}, interp::interpreter_backend().steps);
 }
 
 } // namespace

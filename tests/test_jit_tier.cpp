@@ -1,6 +1,7 @@
 #include "captured_stderr.hpp"
 #include "exec/threads.hpp"
 #include "interp/implementation_table.hpp"
+#include "interp/interpreter_backend.hpp"
 #include "jit/tier/implementation_table.hpp"
 #include "jit/tier/jit_executable.hpp"
 #include "jit/tier/warm_up.hpp"
@@ -631,7 +632,7 @@ TEST_CASE("four threads call one convolution chain at once, its batch split acro
 // The warm-up swallows its failures (it is best effort at session creation), so a graph that stopped
 // parsing or compiling would silently bring back the crash at exit: check that it compiles.
 TEST_CASE("the JIT warm-up graph parses and compiles through the JIT tier") {
-  const runtime::ExecutableFactory* jit = runtime::find_tier("jit");
+  const runtime::ExecutableFactory* jit = runtime::default_tier_set()->jit();
   REQUIRE(jit != nullptr);
   bool compiled = false;
   std::string failure;
@@ -648,6 +649,19 @@ TEST_CASE("the JIT warm-up graph parses and compiles through the JIT tier") {
   CHECK_MESSAGE(compiled, failure);
 }
 
+TEST_CASE("the JIT tier plans the ops it leaves on the interpreter backend its factory is given") {
+  auto graph = std::make_shared<const ir::Function>(
+      stage([](Tensor x) { return F::relu(x) + 1.0; })(TensorLayout(DType::f32, {8})).graph().entry());
+  const exec::TierBackend no_lists;
+  const runtime::Tier without = jitc::tier::jit_tier(no_lists);
+  CHECK(without.name == "jit");
+  CHECK_THROWS_WITH_AS(without.make_executable(graph, {}), doctest::Contains("has no implementation lists"), Error);
+  const runtime::Tier with = jitc::tier::jit_tier(interp::interpreter_backend());
+  const std::vector<Tensor> out =
+      with.make_executable(graph, {})->run(std::vector<Tensor>{Tensor::full({8}, -2.0)}, {});
+  CHECK(out.at(0).data<float>()[7] == 1.0f);
+}
+
 namespace {
 
 // The walk of the first op of `kind` in the staged graph of fn, compiled by the JIT tier as if on `cpu`.
@@ -655,7 +669,8 @@ template <class Fn, class... Layouts>
 std::string jit_walk(Fn fn, const runtime::WeightMap& weights, ir::OpKind kind, exec::CpuIsa cpu,
                      const Layouts&... layouts) {
   auto graph = std::make_shared<const ir::Function>(stage(fn)(layouts...).graph().entry());
-  const jitc::tier::JitBuild build = jitc::tier::build_jit_executable(graph, weights, cpu);
+  const jitc::tier::JitBuild build =
+      jitc::tier::build_jit_executable(graph, weights, cpu, interp::interpreter_backend().steps);
   for (size_t id = 0; id < graph->ops.size(); ++id)
     if (graph->ops[id].kind == kind) return exec::walk_to_string(build.walks.at(id));
   FAIL("no op of that kind");

@@ -1,4 +1,5 @@
 #include "exec/plan_executable.hpp"
+#include "interp/interpreter_backend.hpp"
 #include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/canonicalize.hpp"
@@ -94,6 +95,9 @@ void show(const std::string& pass, const ir::Module& before, const ir::Module& a
 }
 
 // The op defining v, which must not be an argument.
+// The interpreter's eager evaluation: what a session's constant folding runs with.
+const ir::EagerEvaluator& eager() { return interp::interpreter_backend().eager; }
+
 const ir::Op& def_of(const ir::Function& fn, ValueId v) {
   int32_t def = fn.values.at(v).def_op;
   REQUIRE(def != ir::kNoOp);
@@ -108,7 +112,7 @@ std::vector<Tensor> run(const ir::Module& m, const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < inputs.size(); ++i)
     types[i].shape = inputs[i].shape();
   auto fn = std::make_shared<const ir::Function>(ir::specialize(m, types));
-  return exec::PlanExecutable(fn, weights).run(inputs, {});
+  return exec::PlanExecutable(fn, weights, interp::interpreter_backend().steps).run(inputs, {});
 }
 
 std::vector<float> values_of(const Tensor& t) {
@@ -360,7 +364,7 @@ TEST_CASE("constant folding evaluates ops on constants to the hand-computed valu
   ValueId out = b.op(OpKind::sub, {scaled, x});
   ir::Module before = single(b, {out});
 
-  ir::Module after = ir::dead_code_elimination(ir::fold_constants(before));
+  ir::Module after = ir::dead_code_elimination(ir::fold_constants(before, eager()));
   show("fold_constants (then DCE)", before, after);
   ir::verify_module(after);
   CHECK(kinds_of(after.entry()) == std::vector<std::string>{"constant", "sub"});
@@ -369,13 +373,13 @@ TEST_CASE("constant folding evaluates ops on constants to the hand-computed valu
   check_close(folded.attrs.get_tensor("value"), {25.0f, 49.0f, 81.0f}, 0.0f);
   CHECK(folded.loc == ir::SourceLoc{}); // the mul that it replaces had no location
 
-  ir::Function folded_only = ir::fold_constants(before.entry());
+  ir::Function folded_only = ir::fold_constants(before.entry(), eager());
   const ir::Op& folded_sum = folded_only.ops.at(2); // the constant standing for the add
   REQUIRE(folded_sum.kind == OpKind::constant);
   check_close(folded_sum.attrs.get_tensor("value"), {5.0f, 7.0f, 9.0f}, 0.0f);
   CHECK(folded_sum.loc == at(10));
   check_same_results(before, after, {sample({3})});
-  check_idempotent(before, [](const ir::Module& m) { return ir::fold_constants(m); });
+  check_idempotent(before, [](const ir::Module& m) { return ir::fold_constants(m, eager()); });
 }
 
 TEST_CASE("constant folding turns small full and arange ops into constants and folds through them") {
@@ -396,7 +400,7 @@ TEST_CASE("constant folding turns small full and arange ops into constants and f
   ValueId out = b.op(OpKind::mul, {x, total});
   ir::Module before = single(b, {out});
 
-  ir::Module after = ir::dead_code_elimination(ir::fold_constants(before));
+  ir::Module after = ir::dead_code_elimination(ir::fold_constants(before, eager()));
   show("fold_constants (then DCE)", before, after);
   CHECK(kinds_of(after.entry()) == std::vector<std::string>{"constant", "mul"});
   const ir::Op& folded = after.entry().ops[0];
@@ -412,7 +416,7 @@ TEST_CASE("constant folding evaluates every result of a multi-result op") {
       b.ops(OpKind::split, {ramp}, {{"axis", Attr::of_int(0)}, {"sizes", Attr::of_ints({2, 3})}});
   ir::Module before = single(b, {parts[1], parts[0]});
 
-  ir::Function after = ir::dead_code_elimination(ir::fold_constants(before.entry()));
+  ir::Function after = ir::dead_code_elimination(ir::fold_constants(before.entry(), eager()));
   CHECK(kinds_of(after) == std::vector<std::string>{"constant", "constant"});
   check_close(def_of(after, after.outputs[0]).attrs.get_tensor("value"), {3, 4, 5}, 0.0f);
   check_close(def_of(after, after.outputs[1]).attrs.get_tensor("value"), {1, 2}, 0.0f);
@@ -430,21 +434,35 @@ TEST_CASE("constant folding leaves results above the size limit and ops on weigh
   ValueId from_weight = b.op(OpKind::exp, {w});
   ir::Module before = single(b, {b.op(OpKind::add, {wide, big}), from_weight});
 
-  ir::Module after = ir::fold_constants(before);
+  ir::Module after = ir::fold_constants(before, eager());
   CHECK(kinds_of(after.entry()) == kinds_of(before.entry()));
   CHECK(ir::modules_equal(after, before));
 }
 
-TEST_CASE("constant folding leaves every op as it is when no eager evaluator is installed") {
+TEST_CASE("constant folding leaves every op as it is when given no eager evaluator") {
   FunctionBuilder b("main");
   ValueId a = b.constant(Tensor::from_vector<float>({1, 2, 3}, {3}));
   ir::Module before = single(b, {b.op(OpKind::add, {a, a})});
 
-  const ir::EagerEvaluator interpreter = ir::set_eager_evaluator(nullptr);
-  ir::Module after = ir::fold_constants(before);
-  ir::set_eager_evaluator(interpreter);
-  CHECK(ir::modules_equal(after, before));
-  CHECK(kinds_of(ir::fold_constants(before).entry()) == std::vector<std::string>{"constant", "constant"});
+  CHECK(ir::modules_equal(ir::fold_constants(before, ir::EagerEvaluator{}), before));
+  CHECK(kinds_of(ir::fold_constants(before, eager()).entry()) == std::vector<std::string>{"constant", "constant"});
+}
+
+TEST_CASE("constant folding runs each op through the eager evaluator it is given") {
+  FunctionBuilder b("main");
+  ValueId a = b.constant(Tensor::from_vector<float>({1, 2, 3}, {3}));
+  ir::Module before = single(b, {b.op(OpKind::mul, {b.op(OpKind::add, {a, a}), a})});
+
+  std::vector<std::string> evaluated;
+  const ir::EagerEvaluator recording = [&](OpKind kind, const ir::Attrs& attrs, std::span<const Tensor> inputs,
+                                           const std::vector<ir::ValueType>& types, const ir::SourceLoc& loc) {
+    evaluated.emplace_back(ir::op_info(kind).name);
+    return eager()(kind, attrs, inputs, types, loc);
+  };
+  ir::Module after = ir::dead_code_elimination(ir::fold_constants(before, recording));
+  CHECK(evaluated == std::vector<std::string>{"add", "mul"});
+  CHECK(kinds_of(after.entry()) == std::vector<std::string>{"constant"});
+  check_close(def_of(after.entry(), after.entry().outputs[0]).attrs.get_tensor("value"), {2, 8, 18}, 0.0f);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -567,7 +585,7 @@ TEST_CASE("default passes simplify a traced model to a fixpoint and keep its res
   };
   ir::Module before = staged_module(stage(model)(TensorLayout(DType::f32, {"batch", 3})));
 
-  ir::Module after = ir::run_default_passes(before);
+  ir::Module after = ir::run_default_passes(before, eager());
   show("run_default_passes", before, after);
   const ir::Function& fn = after.entry();
   CHECK(kinds_of(fn) == std::vector<std::string>{"constant", "exp", "mul", "add"});
@@ -575,7 +593,7 @@ TEST_CASE("default passes simplify a traced model to a fixpoint and keep its res
   CHECK(fn.ops[1].loc.line == kExpLine);
   CHECK(fn.ops[1].loc.file.find("test_passes.cpp") != std::string::npos);
   CHECK(fn.output_types() == before.entry().output_types());
-  CHECK(ir::modules_equal(ir::run_default_passes(after), after));
+  CHECK(ir::modules_equal(ir::run_default_passes(after, eager()), after));
 
   Tensor input = sample({2, 3});
   std::vector<float> expected;
@@ -595,7 +613,7 @@ TEST_CASE("default passes keep buffer stores and the subgraphs still called") {
   };
   ir::Module before = staged_module(stage(program)(BufferLayout(DType::f32, {4}), TensorLayout(DType::f32, {4})));
 
-  ir::Module after = ir::run_default_passes(before);
+  ir::Module after = ir::run_default_passes(before, eager());
   show("run_default_passes", before, after);
   CHECK(kinds_of(after.entry()) == std::vector<std::string>{"relu", "buffer_store", "call"});
   REQUIRE(after.functions.size() == 2);
@@ -614,5 +632,5 @@ TEST_CASE("default passes refuse an invalid module with the verifier's error") {
   ValueId x = b.arg({2});
   ir::Module m = single(b, {b.op(OpKind::exp, {x})});
   m.entry().values[m.entry().ops[0].results[0]].type.shape = {3};
-  CHECK_THROWS_AS(ir::run_default_passes(m), Error);
+  CHECK_THROWS_AS(ir::run_default_passes(m, eager()), Error);
 }

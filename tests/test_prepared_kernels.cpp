@@ -1,4 +1,5 @@
 #include "exec/plan_executable.hpp"
+#include "interp/interpreter_backend.hpp"
 #include "ir/ops.hpp"
 #include <cmath>
 #include <doctest/doctest.h>
@@ -38,7 +39,7 @@ std::shared_ptr<ir::Function> one_op(OpKind kind, const std::vector<std::vector<
 // The message of the kiln::Error(shape) building the plan throws; empty when it builds.
 std::string plan_error(std::shared_ptr<ir::Function> fn) {
   try {
-    PlanExecutable exe(std::move(fn), {});
+    PlanExecutable exe(std::move(fn), {}, interp::interpreter_backend().steps);
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::shape);
     return e.what();
@@ -58,7 +59,7 @@ Tensor sample(const std::vector<int64_t>& dims, unsigned seed) {
 
 // Runs the plan twice: the second call reuses the prepared state and a pooled call state.
 Tensor run_twice(const std::shared_ptr<ir::Function>& fn, const std::vector<Tensor>& inputs) {
-  PlanExecutable exe(fn, {});
+  PlanExecutable exe(fn, {}, interp::interpreter_backend().steps);
   const Tensor first = exe.run(inputs, {}).at(0);
   const Tensor second = exe.run(inputs, {}).at(0);
   REQUIRE(first.dims() == second.dims());

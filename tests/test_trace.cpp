@@ -149,14 +149,15 @@ TEST_CASE("a bad op is an error naming the op, the shapes and the user's line") 
   CHECK(msg.substr(msg.size() - suffix.size()) == suffix);
 }
 
-TEST_CASE("eager mode without an eager evaluator is an unsupported error naming the op") {
-  const ir::EagerEvaluator interpreter = ir::set_eager_evaluator(nullptr);
-  REQUIRE(bool(interpreter)); // the interpreter installs it before main
-  std::string msg = message_of([] { F::add(Tensor::ones({3}), Tensor::ones({3})); });
-  ir::set_eager_evaluator(interpreter);
-  CHECK(msg.rfind("unsupported error: kiln.add at test_trace.cpp:", 0) == 0);
-  CHECK(msg.find("eager execution needs the interpreter, which is not linked") != std::string::npos);
-  CHECK(F::add(Tensor::ones({3}), Tensor::ones({3})).is_concrete());
+TEST_CASE("eager evaluation without an eager evaluator is an unsupported error naming the op") {
+  const std::vector<Tensor> inputs{Tensor::ones({3}), Tensor::ones({3})};
+  const std::vector<ir::ValueType> types{{DType::f32, {3}, false}};
+  CHECK(message_of([&] {
+          ir::evaluate_eagerly(ir::EagerEvaluator{}, ir::OpKind::add, {}, inputs, types, {"model.cpp", 7, 3});
+        }) ==
+        "unsupported error: kiln.add at model.cpp:7:3: no eager evaluator was given to run it on concrete tensors");
+  // Eager F:: on concrete tensors, outside any session, runs on the default tier set's evaluator.
+  CHECK(F::add(inputs[0], inputs[1]).data<float>()[2] == 2.0f);
 }
 
 TEST_CASE("buffer_store writes buffers and refuses tensors") {

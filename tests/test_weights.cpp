@@ -3,6 +3,7 @@
 // signature and tier; set() makes a new version, an in-place change without set() is not seen.
 #include "core/environment.hpp"
 #include "exec/plan_executable.hpp"
+#include "interp/interpreter_backend.hpp"
 #include "interp/packed_matmul.hpp"
 #include "ir/ops.hpp"
 #include "kiln_config.h"
@@ -54,7 +55,7 @@ std::unique_ptr<PlanExecutable> linear_plan(int64_t rows, const Tensor& w, const
   if (negated) b = add(OpKind::neg, {b}, {});
   ValueId wt = add(OpKind::transpose, {b}, {{"perm", ir::Attr::of_ints({1, 0})}});
   fn->outputs = {add(OpKind::matmul, {x, wt}, {})};
-  return std::make_unique<PlanExecutable>(fn, weights);
+  return std::make_unique<PlanExecutable>(fn, weights, interp::interpreter_backend().steps);
 }
 
 // x @ transpose(w) in double precision, rounded to float.

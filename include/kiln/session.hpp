@@ -15,6 +15,7 @@ namespace runtime {
 class ExecutableCache;
 class CompileQueue;
 class WeightForms;
+class TierSet;
 } // namespace runtime
 
 enum class JitMode { off, automatic, always };
@@ -115,11 +116,14 @@ struct SessionTotals {
 };
 
 // Owns the executable cache, the weight registry (with the forms derived from its weights), the tier
-// policy and the background compile thread. A process-wide default session exists; tests make their
-// own.
+// policy and the background compile thread, and holds the tier set it compiles with. A process-wide
+// default session exists; tests make their own.
 class Session {
 public:
-  explicit Session(TierPolicy policy = TierPolicy::from_env(), size_t cache_capacity = 0 /* 0: env or 256 */);
+  // `tiers`: the tiers it compiles with and the eager evaluator of its constant folding
+  // (src/runtime/tier_set.hpp); null: runtime::default_tier_set(), every tier this build links.
+  explicit Session(TierPolicy policy = TierPolicy::from_env(), size_t cache_capacity = 0 /* 0: env or 256 */,
+                   std::shared_ptr<const runtime::TierSet> tiers = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -128,6 +132,7 @@ public:
 
   WeightRegistry& weights() { return weights_; }
   const TierPolicy& policy() const { return policy_; }
+  const runtime::TierSet& tiers() const { return *tiers_; }
   runtime::ExecutableCache& cache() { return *cache_; }
   runtime::CompileQueue& compile_queue() { return *queue_; }
   std::vector<SignatureStats> stats() const;
@@ -139,6 +144,7 @@ public:
 
 private:
   TierPolicy policy_;
+  std::shared_ptr<const runtime::TierSet> tiers_;
   WeightRegistry weights_;
   std::unique_ptr<runtime::ExecutableCache> cache_;
   std::unique_ptr<runtime::CompileQueue> queue_;

@@ -35,28 +35,26 @@ void log_walks(const ir::Function& graph, const std::vector<exec::Implementation
   }
 }
 
-std::unique_ptr<runtime::Executable> make_jit_executable(std::shared_ptr<const ir::Function> graph,
-                                                         const runtime::WeightMap& weights) {
-  JitBuild build = build_jit_executable(graph, weights, jit_cpu_isa());
-  if (runtime::log_enabled(runtime::LogChannel::jit)) log_walks(*graph, build.walks);
-  return std::move(build.executable);
-}
-
-struct JitTierRegistrar {
-  JitTierRegistrar() {
-    runtime::register_tier("jit", &make_jit_executable, [] { warm_up(&make_jit_executable); });
-  }
-} const registrar;
-
 } // namespace
 
 JitBuild build_jit_executable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
-                              exec::CpuIsa cpu) {
+                              exec::CpuIsa cpu, const exec::StepImplementations& interpreter) {
   Partition partition = partition_graph(*graph, weights, cpu);
   exec::ExecutableOptions options{"jit", partition.steps, partition.ops_per_lowering};
-  auto executable = std::make_unique<exec::PlanExecutable>(graph, weights, std::move(options));
+  auto executable = std::make_unique<exec::PlanExecutable>(graph, weights, interpreter, std::move(options));
   std::vector<exec::ImplementationWalk> walks = walks_through_both_tiers(partition, executable->plan());
   return {std::move(executable), std::move(walks)};
+}
+
+runtime::Tier jit_tier(const exec::TierBackend& interpreter) {
+  runtime::ExecutableFactory make_executable =
+      [&steps = interpreter.steps](std::shared_ptr<const ir::Function> graph,
+                                   const runtime::WeightMap& weights) -> std::unique_ptr<runtime::Executable> {
+    JitBuild build = build_jit_executable(graph, weights, jit_cpu_isa(), steps);
+    if (runtime::log_enabled(runtime::LogChannel::jit)) log_walks(*graph, build.walks);
+    return std::move(build.executable);
+  };
+  return {"jit", make_executable, [make_executable] { warm_up(make_executable); }};
 }
 
 } // namespace kiln::jitc::tier

@@ -1,22 +1,14 @@
 #include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
-#include <atomic>
 
 namespace kiln::ir {
 
-namespace {
-// Constant-initialised, so the installer may run at any point of static initialisation.
-std::atomic<EagerEvaluator> g_evaluator{nullptr};
-} // namespace
-
-EagerEvaluator set_eager_evaluator(EagerEvaluator evaluator) { return g_evaluator.exchange(evaluator); }
-
-std::vector<Tensor> evaluate_eagerly(OpKind kind, const Attrs& attrs, std::span<const Tensor> inputs,
-                                     const std::vector<ValueType>& result_types, const SourceLoc& loc) {
-  EagerEvaluator evaluator = g_evaluator.load();
+std::vector<Tensor> evaluate_eagerly(const EagerEvaluator& evaluator, OpKind kind, const Attrs& attrs,
+                                     std::span<const Tensor> inputs, const std::vector<ValueType>& result_types,
+                                     const SourceLoc& loc) {
   if (!evaluator)
     throw Error(ErrorKind::unsupported, "kiln." + std::string(op_info(kind).name) + " at " + loc.to_string() +
-                                            ": eager execution needs the interpreter, which is not linked");
+                                            ": no eager evaluator was given to run it on concrete tensors");
   return evaluator(kind, attrs, inputs, result_types, loc);
 }
 

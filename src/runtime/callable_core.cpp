@@ -7,6 +7,7 @@
 #include "runtime/executable_cache.hpp"
 #include "runtime/extension_registry.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tier_set.hpp"
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -243,7 +244,7 @@ std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<i
   entry->weights = bind_weights();
   for (const std::string& name : registry_weights)
     entry->registry_versions.emplace_back(name, entry->weights.key(name)->sources.at(0).version);
-  const runtime::ExecutableFactory* interp = runtime::find_tier("interp");
+  const runtime::ExecutableFactory* interp = session->tiers().interp();
   if (!interp) throw Error(ErrorKind::internal, "the interpreter tier is not linked into this build");
   entry->interp = (*interp)(entry->graph, entry->weights);
   check_fits_arena(*entry->interp, arena.size(), *entry);
@@ -258,7 +259,7 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
   // the calling thread.
   if (policy.mode == JitMode::automatic && calls < uint64_t(std::max(policy.promote_after, 0))) return;
   if (entry->promotion_started.exchange(true)) return;
-  const runtime::ExecutableFactory* jit = runtime::find_tier("jit");
+  const runtime::ExecutableFactory* jit = session->tiers().jit();
   if (!jit) {
     entry->record_promotion(0, "the JIT tier is not linked into this build");
     return;
@@ -319,7 +320,8 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
   for (const auto& [name, type] : state_->weight_types)
     if (!state_->own_weights.contains(name)) state_->registry_weights.push_back(name);
   state_->bind_weights(); // missing or mismatched weights fail now, not at the first call
-  state_->optimized = std::make_shared<const ir::Module>(ir::run_default_passes(*state_->module));
+  state_->optimized =
+      std::make_shared<const ir::Module>(ir::run_default_passes(*state_->module, state_->session->tiers().eager()));
   state_->fingerprint = std::to_string(std::hash<std::string>{}(ir::print_module(*state_->module)));
 }
 

@@ -76,24 +76,4 @@ bool has_type(const Tensor& tensor, const ir::ValueType& type);
 // output (a kernel would read what it has already overwritten).
 void check_call_outputs(const ir::Function& graph, std::span<const Tensor> inputs, std::span<const Tensor> outputs);
 
-// Builds an executable for a static graph and its bound weights (every constant_external name is
-// in the map, shape and dtype already checked).
-using ExecutableFactory =
-    std::function<std::unique_ptr<Executable>(std::shared_ptr<const ir::Function> graph, const WeightMap& weights)>;
-
-// Initialises, on the calling thread, the library state a tier's compiles use (oneDNN's
-// implementation lists and kernel registries, kiln's kernel caches). See warm_up_tiers().
-using TierWarmUp = std::function<void()>;
-
-// Tiers register themselves at load time ("interp", "jit"); src/ never includes a tier.
-void register_tier(const std::string& name, ExecutableFactory factory, TierWarmUp warm_up = {});
-// Null when the tier is not linked into this build.
-const ExecutableFactory* find_tier(const std::string& name);
-// Runs every tier's warm-up, once per process. A session that compiles in the background calls it
-// from its constructor: static objects are destroyed in the reverse order of their construction, so
-// library statics first built by a background compile would be destroyed at exit before a static
-// session (the default one) had stopped its compile thread, which may still be using them. Built
-// here, before the session is complete, they outlive it.
-void warm_up_tiers();
-
 } // namespace kiln::runtime

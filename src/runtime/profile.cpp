@@ -1,6 +1,7 @@
 #include "ir/ops.hpp"
 #include "ir/text/value_labels.hpp"
 #include "runtime/executable.hpp"
+#include "runtime/tier_set.hpp"
 #include "runtime/weight_map.hpp"
 #include <algorithm>
 #include <chrono>
@@ -92,7 +93,7 @@ Profile profile(kiln::detail::CallableCore& core, const std::vector<Tensor>& inp
                          [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,
                              const ir::InlinedCalls&) {
                            for (const char* tier : {"interp", "jit"}) {
-                             const runtime::ExecutableFactory* factory = runtime::find_tier(tier);
+                             const runtime::ExecutableFactory* factory = core.session().tiers().find(tier);
                              if (!factory) continue; // an interpreter-only build
                              const std::vector<StepProfile> steps =
                                  profile_tier(*graph, *(*factory)(graph, weights), inputs, calls);

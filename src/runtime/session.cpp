@@ -1,5 +1,6 @@
 #include "core/environment.hpp"
 #include "runtime/executable_cache.hpp"
+#include "runtime/tier_set.hpp"
 #include <cstdio>
 #include <cstdlib>
 #include <kiln/session.hpp>
@@ -16,12 +17,12 @@ TierPolicy TierPolicy::from_env() {
 }
 
 // env::check_all runs first, so a bad KILN_* value is an Error here, before the compile thread starts.
-Session::Session(TierPolicy policy, size_t cache_capacity)
-    : policy_((env::check_all(), policy)),
+Session::Session(TierPolicy policy, size_t cache_capacity, std::shared_ptr<const runtime::TierSet> tiers)
+    : policy_((env::check_all(), policy)), tiers_(tiers ? std::move(tiers) : runtime::default_tier_set()),
       cache_(std::make_unique<runtime::ExecutableCache>(cache_capacity ? cache_capacity
                                                                        : size_t(env::cache_capacity().value_or(256)))),
       queue_(std::make_unique<runtime::CompileQueue>()) {
-  if (policy_.mode == JitMode::automatic && policy_.async) runtime::warm_up_tiers();
+  if (policy_.mode == JitMode::automatic && policy_.async) tiers_->warm_up();
 }
 
 Session::~Session() = default;

@@ -5,6 +5,7 @@
 #include "ir/text/printer.hpp"
 #include "ir/text/value_labels.hpp"
 #include "runtime/executable.hpp"
+#include "runtime/tier_set.hpp"
 #include "runtime/weight_map.hpp"
 #include <algorithm>
 #include <cmath>
@@ -72,6 +73,7 @@ struct Stepper::State {
   std::vector<std::string> op_lines;                // per op: its printed line
   std::vector<Tensor> inputs;
   runtime::WeightMap weights;
+  ir::EagerEvaluator eager;                      // the session's tier set's: runs each op
   std::optional<std::vector<Tensor>> jit_values; // on the JIT tier: the values its call kept
   std::vector<Tensor> values;                    // per value id: computed and not yet freed
   std::vector<int> readers_left;                 // per value id: ops still to read it (outputs never reach 0)
@@ -247,7 +249,7 @@ struct Stepper::State {
     std::vector<ir::ValueType> result_types;
     for (ir::ValueId v : op.results)
       result_types.push_back(graph->type_of(v));
-    return ir::evaluate_eagerly(op.kind, op.attrs, inputs, result_types, op.loc);
+    return ir::evaluate_eagerly(eager, op.kind, op.attrs, inputs, result_types, op.loc);
   }
 
   // Why a watchpoint trips on the results of `op`, or nullopt.
@@ -349,10 +351,12 @@ Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& in
     : state_(std::make_unique<State>()) {
   if (options.tier != "interp" && options.tier != "jit")
     throw Error(ErrorKind::spec, "debug::Stepper: no tier '" + options.tier + "' (interp or jit)");
-  const runtime::ExecutableFactory* jit = options.tier == "jit" ? runtime::find_tier("jit") : nullptr;
+  const runtime::TierSet& tiers = core.session().tiers();
+  const runtime::ExecutableFactory* jit = options.tier == "jit" ? tiers.jit() : nullptr;
   if (options.tier == "jit" && !jit)
     throw Error(ErrorKind::unsupported, "debug::Stepper: this build has no JIT tier (-Djit=disabled)");
   State& s = *state_;
+  s.eager = tiers.eager();
   const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);
   core.inspect_signature(args, inputs,
                          [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,

@@ -1,6 +1,7 @@
 #include "ir/ops.hpp"
 #include "ir/text/value_labels.hpp"
 #include "runtime/executable.hpp"
+#include "runtime/tier_set.hpp"
 #include "runtime/weight_map.hpp"
 #include <algorithm>
 #include <cmath>
@@ -96,7 +97,8 @@ std::shared_ptr<const ir::Function> run_of_ops(const ir::Function& graph, std::s
 
 // Inside a step the JIT fused, the first op whose result differs when the step's ops up to it
 // run alone on the JIT (their inputs the interpreter's values); nullopt when none does.
-std::optional<TierDifference> first_difference_inside(const std::shared_ptr<const ir::Function>& graph,
+std::optional<TierDifference> first_difference_inside(const runtime::TierSet& tiers,
+                                                      const std::shared_ptr<const ir::Function>& graph,
                                                       const runtime::WeightMap& weights,
                                                       const std::vector<Tensor>& interp_values,
                                                       std::span<const size_t> step_ops, double tolerance) {
@@ -107,7 +109,7 @@ std::optional<TierDifference> first_difference_inside(const std::shared_ptr<cons
     std::vector<Tensor> inputs;
     for (ir::ValueId v : reads)
       inputs.push_back(interp_values.at(v));
-    const std::vector<Tensor> jit = (*runtime::find_tier("jit"))(run, weights)->run(inputs, {});
+    const std::vector<Tensor> jit = (*tiers.jit())(run, weights)->run(inputs, {});
     const ir::Op& op = graph->ops[step_ops[count - 1]];
     for (size_t r = 0; r < op.results.size(); ++r)
       if (auto d = difference(interp_values.at(op.results[r]), jit.at(r), tolerance)) {
@@ -121,12 +123,13 @@ std::optional<TierDifference> first_difference_inside(const std::shared_ptr<cons
 
 // Both tiers' executables of one static graph, every value kept, compared in graph order; a
 // difference in the result of a fused step is then looked for op by op inside it.
-std::optional<TierDifference> first_difference(const std::shared_ptr<const ir::Function>& graph,
+std::optional<TierDifference> first_difference(const runtime::TierSet& tiers,
+                                               const std::shared_ptr<const ir::Function>& graph,
                                                const runtime::WeightMap& weights, const std::vector<Tensor>& inputs,
                                                double tolerance) {
   std::vector<Tensor> interp_values, jit_values;
-  (*runtime::find_tier("interp"))(graph, weights)->run(inputs, {.preserved = &interp_values});
-  (*runtime::find_tier("jit"))(graph, weights)->run(inputs, {.preserved = &jit_values});
+  (*tiers.interp())(graph, weights)->run(inputs, {.preserved = &interp_values});
+  (*tiers.jit())(graph, weights)->run(inputs, {.preserved = &jit_values});
   const std::vector<std::string> names = ir::value_names(*graph);
   std::vector<size_t> step_ops; // ops since the last value both tiers kept: the JIT fused them
   for (size_t index = 0; index < graph->ops.size(); ++index) {
@@ -142,7 +145,7 @@ std::optional<TierDifference> first_difference(const std::shared_ptr<const ir::F
         for (size_t i : step_ops)
           d->fused_step += (d->fused_step.empty() ? "kiln." : ", kiln.") +
                            std::string(ir::op_info(graph->ops[i].kind).name) + " " + names[graph->ops[i].results.at(0)];
-        if (auto inside = first_difference_inside(graph, weights, interp_values, step_ops, tolerance)) {
+        if (auto inside = first_difference_inside(tiers, graph, weights, interp_values, step_ops, tolerance)) {
           inside->fused_step = d->fused_step;
           inside->narrowed = true;
           return inside;
@@ -162,13 +165,15 @@ namespace detail {
 
 std::optional<TierDifference> compare_tiers(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs,
                                             double tolerance) {
-  if (!runtime::find_tier("interp") || !runtime::find_tier("jit"))
+  const runtime::TierSet& tiers = core.session().tiers();
+  if (!tiers.interp() || !tiers.jit())
     throw Error(ErrorKind::unsupported, "debug::compare_tiers: this build has no JIT tier (-Djit=disabled)");
   const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);
   std::optional<TierDifference> found;
-  core.inspect_signature(args, inputs,
-                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,
-                             const ir::InlinedCalls&) { found = first_difference(graph, weights, inputs, tolerance); });
+  core.inspect_signature(
+      args, inputs,
+      [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,
+          const ir::InlinedCalls&) { found = first_difference(tiers, graph, weights, inputs, tolerance); });
   return found;
 }
 

@@ -93,7 +93,7 @@ std::vector<Tensor> apply(ir::OpKind kind, const std::vector<Tensor>& operands, 
     in_types.push_back(std::move(type));
   }
   std::vector<ir::ValueType> out_types = ir::infer_op(kind, in_types, attrs, loc);
-  if (!builder) return ir::evaluate_eagerly(kind, attrs, operands, out_types, loc);
+  if (!builder) return ir::evaluate_eagerly(ir::default_eager_evaluator(), kind, attrs, operands, out_types, loc);
   std::vector<ir::ValueId> ids;
   for (const Tensor& t : operands)
     ids.push_back(t.is_symbolic() ? t.impl()->value : embed_constant(*builder, t, loc));

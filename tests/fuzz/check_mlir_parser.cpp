@@ -111,7 +111,8 @@ int check_mlir_parser(const uint8_t* data, size_t size) {
     auto module = std::make_shared<ir::Module>(ir::parse_module(text, "<fuzz>"));
     ir::verify_module(*module);
     reparse_or_fail(ir::print_module(*module), "the parsed graph");
-    reparse_or_fail(ir::print_module(ir::run_default_passes(*module)), "the optimised graph");
+    reparse_or_fail(ir::print_module(ir::run_default_passes(*module, ir::default_eager_evaluator())),
+                    "the optimised graph");
     compile_and_maybe_run(module);
   } catch (const Error&) {
   }

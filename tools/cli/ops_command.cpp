@@ -2,47 +2,25 @@
 #include "ir/eager_evaluator.hpp"
 #include "ir/ops.hpp"
 #include "ir/passes/default_passes.hpp"
+#include "runtime/tier_set.hpp"
 #include <kiln/extension.hpp>
 #include <kiln/stage.hpp>
 #include <set>
 
 namespace kiln::tools {
 
-namespace {
-
-// Constant folding runs kernels while compiling, through the eager evaluator, and the ops it folds
-// are gone from the graph it leaves: `kiln ops` lists them too, for a build without their kernels
-// would leave them unfolded and refuse them when planning.
-ir::EagerEvaluator g_forward_to = nullptr;
-std::set<ir::OpKind>* g_folded = nullptr;
-
-std::vector<Tensor> record_folded(ir::OpKind kind, const ir::Attrs& attrs, std::span<const Tensor> inputs,
-                                  const std::vector<ir::ValueType>& result_types, const ir::SourceLoc& loc) {
-  g_folded->insert(kind);
-  if (!g_forward_to) throw Error(ErrorKind::unsupported, "no eager evaluator is linked");
-  return g_forward_to(kind, attrs, inputs, result_types, loc);
-}
-
-struct FoldRecorder {
-  explicit FoldRecorder(std::set<ir::OpKind>& folded) {
-    g_folded = &folded;
-    g_forward_to = ir::set_eager_evaluator(&record_folded);
-  }
-  ~FoldRecorder() {
-    ir::set_eager_evaluator(g_forward_to);
-    g_folded = nullptr;
-  }
-};
-
-} // namespace
-
 std::vector<std::string> graph_ops(const ir::Module& module) {
+  // Constant folding runs kernels while compiling, through the eager evaluator, and the ops it folds
+  // are gone from the graph it leaves: they are listed too, for a build without their kernels would
+  // leave them unfolded and refuse them when planning.
   std::set<ir::OpKind> kinds;
-  ir::Module optimized;
-  {
-    FoldRecorder recorder(kinds);
-    optimized = ir::run_default_passes(module);
-  }
+  const ir::EagerEvaluator& eager = runtime::default_tier_set()->eager();
+  const ir::EagerEvaluator recording = [&](ir::OpKind kind, const ir::Attrs& attrs, std::span<const Tensor> inputs,
+                                           const std::vector<ir::ValueType>& result_types, const ir::SourceLoc& loc) {
+    kinds.insert(kind);
+    return ir::evaluate_eagerly(eager, kind, attrs, inputs, result_types, loc);
+  };
+  const ir::Module optimized = ir::run_default_passes(module, recording);
   // specialize only inlines calls and binds dims: the functions' ops are those the interpreter plans.
   for (const ir::Function& fn : optimized.functions)
     for (const ir::Op& op : fn.ops)

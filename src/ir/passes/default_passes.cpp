@@ -30,9 +30,9 @@ bool functions_equal(const Function& a, const Function& b) {
          all_equal(a.values, b.values, values_equal) && all_equal(a.ops, b.ops, ops_equal);
 }
 
-Module run_round(const Module& module) {
+Module run_round(const Module& module, const EagerEvaluator& evaluator) {
   Module out = canonicalize(module);
-  out = fold_constants(out);
+  out = fold_constants(out, evaluator);
   out = common_subexpression_elimination(out);
   return dead_code_elimination(out);
 }
@@ -43,12 +43,12 @@ bool modules_equal(const Module& a, const Module& b) {
   return a.name == b.name && all_equal(a.functions, b.functions, functions_equal);
 }
 
-Module run_default_passes(const Module& module) {
+Module run_default_passes(const Module& module, const EagerEvaluator& evaluator) {
   verify_module(module);
   Module current = module;
   label_values(current); // the names it prints with, for tools to name the optimised values by
   for (int round = 0; round < kMaxPassRounds; ++round) {
-    Module next = run_round(current);
+    Module next = run_round(current, evaluator);
     bool settled = modules_equal(next, current);
     current = std::move(next);
     if (settled) break;

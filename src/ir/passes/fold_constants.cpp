@@ -37,22 +37,22 @@ std::vector<ValueType> result_types(const Function& fn, const Op& op) {
 
 // Folding is an optimisation: when the evaluator cannot run the op here, the op stays and behaves at
 // run time exactly as it would have without this pass.
-std::optional<std::vector<Tensor>> evaluate(const Op& op, const std::vector<Tensor>& inputs,
-                                            const std::vector<ValueType>& types) {
+std::optional<std::vector<Tensor>> evaluate(const EagerEvaluator& evaluator, const Op& op,
+                                            const std::vector<Tensor>& inputs, const std::vector<ValueType>& types) {
   try {
-    return evaluate_eagerly(op.kind, op.attrs, inputs, types, op.loc);
+    return evaluate_eagerly(evaluator, op.kind, op.attrs, inputs, types, op.loc);
   } catch (const Error&) {
     return std::nullopt;
   }
 }
 
 // Emits one constant per result of `op`, or returns false when the op cannot be folded.
-bool try_fold(FunctionRebuilder& rebuilder, const Op& op) {
+bool try_fold(FunctionRebuilder& rebuilder, const Op& op, const EagerEvaluator& evaluator) {
   if (has_trait(op.kind, kNeverFolded) || !results_small_and_static(rebuilder.source(), op)) return false;
   std::optional<std::vector<Tensor>> inputs = constant_operands(rebuilder, rebuilder.mapped_operands(op));
   if (!inputs) return false;
   std::vector<ValueType> types = result_types(rebuilder.source(), op);
-  std::optional<std::vector<Tensor>> values = evaluate(op, *inputs, types);
+  std::optional<std::vector<Tensor>> values = evaluate(evaluator, op, *inputs, types);
   if (!values || values->size() != types.size()) return false;
   for (size_t i = 0; i < types.size(); ++i) {
     OpId id = rebuilder.emit(OpKind::constant, {}, {types[i]}, {{"value", Attr::of_tensor((*values)[i])}}, op.loc);
@@ -63,17 +63,17 @@ bool try_fold(FunctionRebuilder& rebuilder, const Op& op) {
 
 } // namespace
 
-Function fold_constants(const Function& fn) {
+Function fold_constants(const Function& fn, const EagerEvaluator& evaluator) {
   FunctionRebuilder rebuilder(fn);
   for (const Op& op : fn.ops)
-    if (!try_fold(rebuilder, op)) rebuilder.copy(op);
+    if (!evaluator || !try_fold(rebuilder, op, evaluator)) rebuilder.copy(op);
   return rebuilder.finish();
 }
 
-Module fold_constants(const Module& module) {
+Module fold_constants(const Module& module, const EagerEvaluator& evaluator) {
   Module out{module.name, {}};
   for (const Function& fn : module.functions)
-    out.functions.push_back(fold_constants(fn));
+    out.functions.push_back(fold_constants(fn, evaluator));
   return out;
 }
 

@@ -1,0 +1,75 @@
+// The tier set is a value a session is given: what it compiles with, and what its constant folding
+// evaluates with, are the set's, not process-wide hooks.
+#include "interp/interpreter_backend.hpp"
+#include "interp/interpreter_tier.hpp"
+#include "ir/ops.hpp"
+#include "kiln_config.h"
+#include "runtime/tier_set.hpp"
+#include <atomic>
+#include <doctest/doctest.h>
+#include <kiln/compile.hpp>
+#include <kiln/functional.hpp>
+#include <set>
+
+using namespace kiln;
+
+namespace {
+
+// The interpreter tier, counting the executables it builds.
+runtime::Tier counting_interpreter(std::shared_ptr<std::atomic<int>> built) {
+  runtime::Tier tier = interp::interpreter_tier(interp::interpreter_backend());
+  tier.make_executable = [make = tier.make_executable, built](std::shared_ptr<const ir::Function> graph,
+                                                              const runtime::WeightMap& weights) {
+    ++*built;
+    return make(std::move(graph), weights);
+  };
+  return tier;
+}
+
+} // namespace
+
+TEST_CASE("the default tier set holds every tier this build links") {
+  const std::shared_ptr<const runtime::TierSet> tiers = runtime::default_tier_set();
+  CHECK(tiers == runtime::default_tier_set()); // built once
+  const std::vector<std::string> linked =
+      KILN_HAS_JIT ? std::vector<std::string>{"interp", "jit"} : std::vector<std::string>{"interp"};
+  CHECK(tiers->names() == linked);
+  CHECK(tiers->interp() != nullptr);
+  CHECK((tiers->jit() != nullptr) == bool(KILN_HAS_JIT));
+  CHECK(tiers->find("accelerator") == nullptr);
+  CHECK(bool(tiers->eager()));
+  CHECK(Session(TierPolicy{JitMode::off}).tiers().names() == linked); // a session given no set uses it
+}
+
+TEST_CASE("a tier set refuses two tiers of one name") {
+  const exec::TierBackend& interpreter = interp::interpreter_backend();
+  std::vector<runtime::Tier> twice{interp::interpreter_tier(interpreter), interp::interpreter_tier(interpreter)};
+  CHECK_THROWS_WITH_AS(runtime::TierSet(std::move(twice), interpreter.eager),
+                       "internal error: tier set: two tiers are named 'interp'", Error);
+}
+
+TEST_CASE("a session compiles and folds constants with the tier set it is given") {
+  auto built = std::make_shared<std::atomic<int>>(0);
+  std::set<std::string> folded;
+  const ir::EagerEvaluator& interpreter = interp::interpreter_backend().eager;
+  ir::EagerEvaluator recording = [&](ir::OpKind kind, const ir::Attrs& attrs, std::span<const Tensor> inputs,
+                                     const std::vector<ir::ValueType>& types, const ir::SourceLoc& loc) {
+    folded.emplace(ir::op_info(kind).name);
+    return interpreter(kind, attrs, inputs, types, loc);
+  };
+  std::vector<runtime::Tier> only_interp{counting_interpreter(built)};
+  auto tiers = std::make_shared<const runtime::TierSet>(std::move(only_interp), recording);
+  // Promotions compile on the calling thread: the set has no JIT tier to promote to.
+  auto session = std::make_shared<Session>(TierPolicy{JitMode::always, 2, false}, 0, tiers);
+  CHECK(&session->tiers() == tiers.get());
+
+  auto f = compile([](Tensor x) { return x + F::arange(0, 3); }, {.session = session})(TensorLayout(DType::f32, {3}));
+  CHECK(folded == std::set<std::string>{"arange"}); // folded at compile time, through the set's evaluator
+  const Tensor y = f(Tensor::ones({3}));
+  CHECK(std::vector<float>(y.data<float>(), y.data<float>() + 3) == std::vector<float>{1, 2, 3});
+  f(Tensor::ones({3}));
+  CHECK(built->load() == 1); // one signature, built by the set's interpreter
+  const SignatureStats stats = session->stats().at(0);
+  CHECK(stats.tier == "interp");
+  CHECK(stats.jit_error == "the JIT tier is not linked into this build");
+}
