@@ -13,6 +13,7 @@
 #include <kiln/functional.hpp>
 #include <kiln/io.hpp>
 #include <kiln/jit.hpp>
+#include <kiln/jit_mode.hpp>
 #include <kiln/layout.hpp>
 #include <kiln/nn.hpp>
 #include <kiln/profile.hpp>
@@ -22,3 +23,4 @@
 #include <kiln/stepper.hpp>
 #include <kiln/subgraph.hpp>
 #include <kiln/tensor.hpp>
+#include <kiln/tensor_summary.hpp>

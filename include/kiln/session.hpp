@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <kiln/jit_mode.hpp>
 #include <kiln/tensor.hpp>
 #include <map>
 #include <memory>
@@ -17,15 +18,6 @@ class CompileQueue;
 class WeightForms;
 class TierSet;
 } // namespace runtime
-
-enum class JitMode { off, automatic, always };
-
-// The one parser of a tier mode's name, for KILN_JIT and Python's Session(mode=...) alike: "off"
-// (or "0"), "auto" (or "automatic", "1"), "always"; case and surrounding blanks ignored. Otherwise
-// kiln::Error(spec) "<where>='<text>': expected ...".
-JitMode parse_jit_mode(std::string_view text, const std::string& where);
-// "off", "auto" or "always".
-const char* jit_mode_name(JitMode mode);
 
 // When signatures move from the interpreter to the JIT tier. Environment: KILN_JIT=off|auto|always,
 // KILN_PROMOTE_AFTER=N, KILN_JIT_ASYNC=BOOL (all parsed by src/core/environment.cpp).

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <kiln/error.hpp>
-#include <kiln/session.hpp>
+#include <kiln/jit_mode.hpp>
 #include <limits>
 #include <mutex>
 #include <unistd.h>

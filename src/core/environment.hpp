@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace kiln {
-enum class JitMode; // kiln/session.hpp
+enum class JitMode; // kiln/jit_mode.hpp
 }
 
 // The one parser for kiln's KILN_* environment knobs. Every getter returns nullopt when the variable

@@ -1,8 +1,8 @@
-// The tier modes' spellings, one table for KILN_JIT and Python's Session(mode=...) (kiln/session.hpp).
+// The tier modes' spellings, one table for KILN_JIT and Python's Session(mode=...) (kiln/jit_mode.hpp).
 #include <algorithm>
 #include <cctype>
 #include <kiln/error.hpp>
-#include <kiln/session.hpp>
+#include <kiln/jit_mode.hpp>
 
 namespace kiln {
 

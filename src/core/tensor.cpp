@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <kiln/functional.hpp>
 #include <random>
 
 namespace kiln {
@@ -103,8 +102,8 @@ Tensor Tensor::wrap(void* data, const std::vector<int64_t>& dims, DType dtype, s
   return Tensor(std::move(impl));
 }
 
-bool Tensor::is_concrete() const { return impl_ && !impl_->builder; }
-bool Tensor::is_symbolic() const { return impl_ && impl_->builder; }
+bool Tensor::is_concrete() const { return impl_ && !impl_->graph; }
+bool Tensor::is_symbolic() const { return impl_ && impl_->graph; }
 
 static const detail::TensorImpl& checked(const std::shared_ptr<detail::TensorImpl>& impl) {
   if (!impl) throw Error(ErrorKind::spec, "use of an undefined (default-constructed) Tensor");
@@ -179,14 +178,5 @@ void Tensor::copy_to(Tensor& dst) const {
                 "copy_to: destination is " + dst.layout().to_string() + ", source is " + layout().to_string());
   if (nbytes()) std::memmove(dst.raw_data(), raw_data(), nbytes());
 }
-
-Tensor Tensor::reshape(const Shape& shape, std::source_location loc) const { return F::reshape(*this, shape, loc); }
-Tensor Tensor::transpose(int64_t a, int64_t b, std::source_location loc) const {
-  return F::transpose(*this, a, b, loc);
-}
-Tensor Tensor::permute(const std::vector<int64_t>& perm, std::source_location loc) const {
-  return F::permute(*this, perm, loc);
-}
-Tensor Tensor::cast(DType dtype, std::source_location loc) const { return F::cast(*this, dtype, loc); }
 
 } // namespace kiln

@@ -3,11 +3,15 @@
 #include <kiln/tensor.hpp>
 #include <memory>
 
-namespace kiln::trace {
-class FunctionBuilder;
-}
-
 namespace kiln::detail {
+
+// The graph a symbolic tensor is a value of. What staging does is the trace layer's
+// (trace::FunctionBuilder derives from this); a tensor needs only to tell whether it has one.
+class StagingGraph {
+protected:
+  StagingGraph() = default;
+  ~StagingGraph() = default; // owners hold the derived type's shared_ptr, which deletes it as such
+};
 
 struct TensorImpl {
   TensorLayout layout;
@@ -16,7 +20,7 @@ struct TensorImpl {
   void* data = nullptr;
   // Symbolic tensors: the graph under construction and the value id in it (an ir::ValueId, kept as
   // a plain integer so that core does not depend on the IR; trace/builder.hpp checks they agree).
-  std::shared_ptr<trace::FunctionBuilder> builder;
+  std::shared_ptr<StagingGraph> graph;
   uint32_t value = 0;
 };
 

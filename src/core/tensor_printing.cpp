@@ -1,5 +1,5 @@
 #include "core/value_text.hpp"
-#include <kiln/debug.hpp>
+#include <kiln/tensor_summary.hpp>
 #include <ostream>
 
 namespace kiln {

@@ -1,7 +1,7 @@
 #include "core/half.hpp"
 #include "core/value_text.hpp"
 #include <cmath>
-#include <kiln/debug.hpp>
+#include <kiln/tensor_summary.hpp>
 #include <limits>
 #include <ostream>
 

@@ -21,9 +21,13 @@ Tensor FunctionBuilder::symbolic(ir::ValueId v) {
   auto impl = std::make_shared<detail::TensorImpl>();
   const ir::ValueType& type = fn_.type_of(v);
   impl->layout = TensorLayout(type.dtype, type.shape);
-  impl->builder = std::static_pointer_cast<FunctionBuilder>(shared_from_this());
+  impl->graph = shared_from_this();
   impl->value = v;
   return Tensor(std::move(impl));
+}
+
+FunctionBuilder* builder_of(const Tensor& tensor) {
+  return tensor.is_symbolic() ? static_cast<FunctionBuilder*>(tensor.impl()->graph.get()) : nullptr;
 }
 
 std::string ModuleBuilder::unique_function_name(const std::string& base) {
@@ -63,12 +67,13 @@ std::shared_ptr<FunctionBuilder> owning_builder(const std::vector<Tensor>& opera
       throw Error(ErrorKind::spec, "kiln." + std::string(ir::op_info(kind).name) + " at " + loc.to_string() +
                                        ": an operand is an undefined Tensor");
     if (!t.is_symbolic()) continue;
-    const auto& b = t.impl()->builder;
-    if (!b->active() || b != current_builder())
+    FunctionBuilder* b = builder_of(t);
+    std::shared_ptr<FunctionBuilder> current = current_builder();
+    if (!b->active() || b != current.get())
       throw Error(ErrorKind::spec, "kiln." + std::string(ir::op_info(kind).name) + " at " + loc.to_string() +
                                        ": an operand belongs to another graph (a finished trace or an "
                                        "enclosing function of a subgraph); pass it as an argument instead");
-    owner = b;
+    owner = std::move(current);
   }
   return owner;
 }

@@ -16,8 +16,9 @@ static_assert(std::is_same_v<decltype(detail::TensorImpl::value), ir::ValueId>);
 
 class ModuleBuilder;
 
-// Builds one function body while the user's code runs. Symbolic tensors point at their builder.
-class FunctionBuilder : public std::enable_shared_from_this<FunctionBuilder> {
+// Builds one function body while the user's code runs. Symbolic tensors point at their builder
+// (TensorImpl::graph; builder_of).
+class FunctionBuilder : public detail::StagingGraph, public std::enable_shared_from_this<FunctionBuilder> {
 public:
   FunctionBuilder(ModuleBuilder& module, std::string name) : module_(&module) { fn_.name = std::move(name); }
 
@@ -52,6 +53,9 @@ private:
   ir::Module module_;
   std::map<std::string, detail::SubgraphBody> subgraphs_;
 };
+
+// The builder whose value a symbolic tensor is; null for a concrete or undefined one.
+FunctionBuilder* builder_of(const Tensor& tensor);
 
 // The thread's stack of functions being traced (subgraphs push onto it).
 std::vector<std::shared_ptr<FunctionBuilder>>& builder_stack();

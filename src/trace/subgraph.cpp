@@ -65,7 +65,7 @@ const SubgraphBody& end_subgraph(const std::string& key, const std::vector<Tenso
   for (size_t i = 0; i < outputs.size(); ++i) {
     Tensor out = outputs[i];
     if (out.is_concrete()) out = F::constant(out);
-    if (!out.is_symbolic() || out.impl()->builder != body)
+    if (trace::builder_of(out) != body.get())
       throw Error(ErrorKind::spec,
                   "subgraph @" + fn.name + " output " + std::to_string(i) + " is not a value of its body");
     fn.outputs.push_back(out.impl()->value);
@@ -94,7 +94,7 @@ std::vector<Tensor> emit_call(const std::string& function, const std::vector<Ten
   std::vector<ir::ValueType> types;
   for (Tensor a : args) {
     if (a.is_concrete()) a = F::constant(a, location);
-    if (!a.is_symbolic() || a.impl()->builder.get() != &caller)
+    if (trace::builder_of(a) != &caller)
       throw Error(ErrorKind::spec, "func.call @" + function + " at " + loc.to_string() +
                                        ": arguments must be tensors of the calling graph");
     ids.push_back(a.impl()->value);

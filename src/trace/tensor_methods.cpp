@@ -54,6 +54,11 @@ const Dim& static_or_refuse(const Tensor& x, int64_t dim, const char* method, Lo
 
 } // namespace
 
+Tensor Tensor::reshape(const Shape& shape, Loc loc) const { return F::reshape(*this, shape, loc); }
+Tensor Tensor::transpose(int64_t a, int64_t b, Loc loc) const { return F::transpose(*this, a, b, loc); }
+Tensor Tensor::permute(const std::vector<int64_t>& perm, Loc loc) const { return F::permute(*this, perm, loc); }
+Tensor Tensor::cast(DType dtype, Loc loc) const { return F::cast(*this, dtype, loc); }
+
 #define KILN_METHOD_UNARY(name)                                                                                        \
   Tensor Tensor::name(Loc loc) const { return F::name(*this, loc); }
 KILN_METHOD_UNARY(relu)

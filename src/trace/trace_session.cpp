@@ -57,7 +57,7 @@ std::shared_ptr<const ir::Module> TraceSession::finish(const std::vector<Tensor>
     if (!out.defined()) throw Error(ErrorKind::spec, "output " + std::to_string(i) + " is an undefined Tensor");
     if (out.is_concrete())
       out = F::constant(out);
-    else if (out.impl()->builder != state_->entry)
+    else if (trace::builder_of(out) != state_->entry.get())
       throw Error(ErrorKind::spec, "output " + std::to_string(i) + " belongs to another graph");
     fn.outputs.push_back(out.impl()->value);
   }
