@@ -1,7 +1,7 @@
 #include "interp/extension_runner.hpp"
 #include "ir/custom_ops.hpp"
+#include "ir/extension_shape.hpp"
 #include "ir/ops.hpp"
-#include "runtime/extension_shape.hpp"
 #include <algorithm>
 #include <array>
 
@@ -37,12 +37,12 @@ private:
 
 class ExtensionRunner final : public exec::StepRunner {
 public:
-  ExtensionRunner(const runtime::ExtensionOp& extension, const ir::Op& op)
+  ExtensionRunner(const ir::ExtensionOp& extension, const ir::Op& op)
       : extension_(extension), attrs_(op.attrs),
         where_("kiln.custom '" + extension.name + "' at " + op.loc.to_string()) {}
 
   void check_types(std::span<const ir::ValueType> operand_types, std::span<const ir::ValueType> result_types) const {
-    std::vector<ir::ValueType> inferred = runtime::infer_extension_op(extension_, attrs_, operand_types);
+    std::vector<ir::ValueType> inferred = ir::infer_extension_op(extension_, attrs_, operand_types);
     if (inferred.size() != result_types.size())
       throw Error(ErrorKind::shape, where_ + ": the shape function gives " + std::to_string(inferred.size()) +
                                         " results, the graph has " + std::to_string(result_types.size()));
@@ -68,8 +68,8 @@ public:
   }
 
 private:
-  const runtime::ExtensionOp& extension_;
-  runtime::ExtensionAttrs attrs_;
+  const ir::ExtensionOp& extension_;
+  ir::ExtensionAttrs attrs_;
   std::string where_;
 };
 
@@ -79,7 +79,7 @@ std::shared_ptr<const exec::StepRunner> make_extension_runner(const ir::Op& op,
                                                               std::span<const ir::ValueType> operand_types,
                                                               std::span<const ir::ValueType> result_types) {
   const std::string name = ir::custom_op_name(op.attrs);
-  const runtime::ExtensionOp* extension = runtime::find_extension_op(name);
+  const ir::ExtensionOp* extension = ir::find_extension_op(name);
   if (!extension) throw ir::unregistered_custom_op(name, op.loc);
   try {
     auto runner = std::make_shared<ExtensionRunner>(*extension, op);

@@ -255,21 +255,6 @@ TEST_CASE("an op no loaded extension registers is refused when traced, compiled 
                  "kiln.custom at model.cpp:7:3: custom op 'nobody.op' is not registered by any loaded extension"));
 }
 
-TEST_CASE("until an extension loads the IR knows no custom op, and loading tells it") {
-  load_extension(kExtension);
-  const ir::CustomOpInference* registry = ir::set_custom_op_inference(nullptr);
-  REQUIRE(registry != nullptr);
-  TensorLayout type(DType::f32, {2});
-  auto fn = [](Tensor x) { return scale_add(x, x, 1.0); };
-  Failure refused = failure_of([&] { stage(fn)(type); });
-  CHECK(refused.kind == ErrorKind::unsupported);
-  CHECK(contains(refused.message, "custom op 'kiln_test.scale_add' is not registered by any loaded extension"));
-
-  load_extension(kExtension); // already loaded: it still answers the IR again
-  CHECK(ir::set_custom_op_inference(registry) == registry);
-  CHECK(stage(fn)(type).graph().entry().ops.size() == 1);
-}
-
 TEST_CASE("the attribute name 'op' is reserved for the op name") {
   load_extension(kExtension);
   Tensor x = Tensor::ones({2});

@@ -1,17 +1,8 @@
 #include "ir/custom_ops.hpp"
+#include "ir/extension_shape.hpp"
 #include "ir/ops.hpp"
-#include <atomic>
 
 namespace kiln::ir {
-
-namespace {
-// Constant-initialised; a pointer to an immutable table, so readers need no lock.
-std::atomic<const CustomOpInference*> g_inference{nullptr};
-} // namespace
-
-const CustomOpInference* set_custom_op_inference(const CustomOpInference* inference) {
-  return g_inference.exchange(inference);
-}
 
 std::string custom_op_name(const Attrs& attrs) {
   const Attr* op = attrs.find("op");
@@ -19,10 +10,7 @@ std::string custom_op_name(const Attrs& attrs) {
   return name ? *name : "";
 }
 
-bool custom_op_is_registered(const Attrs& attrs) {
-  const CustomOpInference* inference = g_inference.load();
-  return inference && inference->is_registered(custom_op_name(attrs));
-}
+bool custom_op_is_registered(const Attrs& attrs) { return find_extension_op(custom_op_name(attrs)) != nullptr; }
 
 Error unregistered_custom_op(const std::string& name, const SourceLoc& loc) {
   if (name.empty())
@@ -36,10 +24,11 @@ Error unregistered_custom_op(const std::string& name, const SourceLoc& loc) {
 
 std::vector<ValueType> infer_custom_op(std::span<const ValueType> operands, const Attrs& attrs, const SourceLoc& loc) {
   const std::string name = custom_op_name(attrs);
-  const CustomOpInference* inference = g_inference.load();
-  if (!inference || !inference->is_registered(name)) throw unregistered_custom_op(name, loc);
+  const ExtensionOp* extension = find_extension_op(name);
+  if (!extension) throw unregistered_custom_op(name, loc);
   try {
-    return inference->infer(name, operands, attrs);
+    const ExtensionAttrs extension_attrs(attrs);
+    return infer_extension_op(*extension, extension_attrs, operands);
   } catch (const InferError& e) {
     throw Error(e.kind, "kiln.custom '" + name + "' at " + loc.to_string() + ": " + e.what());
   }

@@ -7,20 +7,9 @@
 // (include/kiln/extension.h). The IR keeps a custom op whose name no loaded extension registers
 // opaque: it prints, parses and passes through the passes with the types written for it (the JIT
 // tier names its own rewritten ops this way). A registered one gets its types from the extension's
-// shape function. Running a graph needs every custom op registered or given a runner.
+// shape function (ir/extension_registry.hpp, ir/extension_shape.hpp). Running a graph needs every
+// custom op registered or given a runner.
 namespace kiln::ir {
-
-// What the IR asks of the extension registry, which lives in the runtime above it. The runtime
-// installs it whenever it loads an extension library: until the first, no custom op is registered.
-struct CustomOpInference {
-  // Whether a loaded extension registers the op `name`.
-  bool (*is_registered)(std::string_view name);
-  // The result types from the shape function of the op `name`. Throws InferError with the
-  // extension's message, or with what is wrong in its answer or why no shape function could run.
-  std::vector<ValueType> (*infer)(std::string_view name, std::span<const ValueType> operands, const Attrs& attrs);
-};
-// Returns the one it replaces (null when none was installed), so that a test can put it back.
-const CustomOpInference* set_custom_op_inference(const CustomOpInference* inference);
 
 // The `op` attribute; "" when it is missing or not a string.
 std::string custom_op_name(const Attrs& attrs);

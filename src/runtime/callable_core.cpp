@@ -1,11 +1,11 @@
 #include "core/byte_size_text.hpp"
 #include "core/dim_binding.hpp"
 #include "ir/custom_ops.hpp"
+#include "ir/extension_registry.hpp"
 #include "ir/passes/default_passes.hpp"
 #include "ir/specialize.hpp"
 #include "ir/text/printer.hpp"
 #include "runtime/executable_cache.hpp"
-#include "runtime/extension_registry.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tier_set.hpp"
 #include <atomic>
@@ -299,7 +299,7 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
 CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves spec, const CompileOptions& options)
     : state_(std::make_unique<State>()) {
   for (const std::string& path : options.custom_extensions)
-    runtime::load_extension(path);
+    ir::load_extension(path);
   ir::require_registered_custom_ops(*module); // an unknown extension op fails now, not at the first call
   state_->module = std::move(module);
   state_->spec = std::move(spec);

@@ -1,7 +1,7 @@
-#include "runtime/extension_attrs.hpp"
+#include "ir/extension_attrs.hpp"
 #include "ir/ops.hpp"
 
-namespace kiln::runtime {
+namespace kiln::ir {
 
 namespace {
 
@@ -14,7 +14,7 @@ kiln_ext_attr make_attr(const std::string& name, kiln_ext_attr_kind kind) {
 
 } // namespace
 
-ExtensionAttrs::ExtensionAttrs(const ir::Attrs& attrs) : attrs_(attrs) {
+ExtensionAttrs::ExtensionAttrs(const Attrs& attrs) : attrs_(attrs) {
   shapes_.reserve(attrs_.items().size()); // shape data pointers must not move once taken
   for (const auto& [name, attr] : attrs_.items()) {
     if (name == "op") continue;
@@ -37,24 +37,24 @@ ExtensionAttrs::ExtensionAttrs(const ir::Attrs& attrs) : attrs_(attrs) {
       item = make_attr(name, KILN_EXT_ATTR_STRING);
       item.string_value = dtype_name(*d);
       item.count = int64_t(std::string_view(item.string_value).size());
-    } else if (const ir::Attr::Ints* ints = std::get_if<ir::Attr::Ints>(&value)) {
+    } else if (const Attr::Ints* ints = std::get_if<Attr::Ints>(&value)) {
       item = make_attr(name, KILN_EXT_ATTR_INTS);
       item.ints = ints->data();
       item.count = int64_t(ints->size());
-    } else if (const ir::Attr::Floats* floats = std::get_if<ir::Attr::Floats>(&value)) {
+    } else if (const Attr::Floats* floats = std::get_if<Attr::Floats>(&value)) {
       item = make_attr(name, KILN_EXT_ATTR_FLOATS);
       item.floats = floats->data();
       item.count = int64_t(floats->size());
     } else if (const Shape* shape = std::get_if<Shape>(&value)) {
       if (!shape_is_static(*shape))
-        throw ir::InferError("attribute '" + name + "' is the symbolic shape " + shape_to_string(*shape) +
-                             "; extensions take static sizes only");
+        throw InferError("attribute '" + name + "' is the symbolic shape " + shape_to_string(*shape) +
+                         "; extensions take static sizes only");
       shapes_.push_back(static_dims(*shape));
       item = make_attr(name, KILN_EXT_ATTR_INTS);
       item.ints = shapes_.back().data();
       item.count = int64_t(shapes_.back().size());
     } else {
-      throw ir::InferError("attribute '" + name + "' is a tensor; pass tensors to an extension op as inputs");
+      throw InferError("attribute '" + name + "' is a tensor; pass tensors to an extension op as inputs");
     }
     items_.push_back(item);
   }
@@ -62,4 +62,4 @@ ExtensionAttrs::ExtensionAttrs(const ir::Attrs& attrs) : attrs_(attrs) {
   view_.count = int32_t(items_.size());
 }
 
-} // namespace kiln::runtime
+} // namespace kiln::ir

@@ -1,9 +1,9 @@
-#include "runtime/extension_shape.hpp"
+#include "ir/extension_shape.hpp"
 #include "ir/ops.hpp"
 #include <algorithm>
 #include <array>
 
-namespace kiln::runtime {
+namespace kiln::ir {
 
 namespace {
 
@@ -30,10 +30,10 @@ private:
   std::vector<std::string> names_;
 };
 
-kiln_ext_tensor_desc to_desc(const ir::ValueType& type, size_t index, SymbolTokens& symbols) {
+kiln_ext_tensor_desc to_desc(const ValueType& type, size_t index, SymbolTokens& symbols) {
   if (type.rank() > KILN_EXT_MAX_RANK)
-    throw ir::InferError("input " + std::to_string(index) + " has rank " + std::to_string(type.rank()) +
-                         "; extension ops take ranks up to " + std::to_string(KILN_EXT_MAX_RANK));
+    throw InferError("input " + std::to_string(index) + " has rank " + std::to_string(type.rank()) +
+                     "; extension ops take ranks up to " + std::to_string(KILN_EXT_MAX_RANK));
   kiln_ext_tensor_desc desc{};
   desc.dtype = int32_t(type.dtype);
   desc.rank = int32_t(type.rank());
@@ -42,14 +42,14 @@ kiln_ext_tensor_desc to_desc(const ir::ValueType& type, size_t index, SymbolToke
   return desc;
 }
 
-ir::ValueType from_desc(const kiln_ext_tensor_desc& desc, size_t index, const SymbolTokens& symbols) {
+ValueType from_desc(const kiln_ext_tensor_desc& desc, size_t index, const SymbolTokens& symbols) {
   const std::string which = "the shape function's output " + std::to_string(index);
   if (desc.dtype < KILN_EXT_F32 || desc.dtype > KILN_EXT_BOOL)
-    throw ir::InferError(which + " has dtype " + std::to_string(desc.dtype) + ", which is no kiln_ext_dtype");
+    throw InferError(which + " has dtype " + std::to_string(desc.dtype) + ", which is no kiln_ext_dtype");
   if (desc.rank < 0 || desc.rank > KILN_EXT_MAX_RANK)
-    throw ir::InferError(which + " has rank " + std::to_string(desc.rank) + "; expected 0 to " +
-                         std::to_string(KILN_EXT_MAX_RANK));
-  ir::ValueType type{DType(desc.dtype), {}, false};
+    throw InferError(which + " has rank " + std::to_string(desc.rank) + "; expected 0 to " +
+                     std::to_string(KILN_EXT_MAX_RANK));
+  ValueType type{DType(desc.dtype), {}, false};
   for (int32_t d = 0; d < desc.rank; ++d) {
     const int64_t dim = desc.dims[d];
     if (dim >= 0) {
@@ -58,8 +58,8 @@ ir::ValueType from_desc(const kiln_ext_tensor_desc& desc, size_t index, const Sy
     }
     const std::string* name = symbols.name(dim);
     if (!name)
-      throw ir::InferError(which + " has dim " + std::to_string(dim) + " at axis " + std::to_string(d) +
-                           ", which is neither a size nor a symbolic dim of its inputs");
+      throw InferError(which + " has dim " + std::to_string(dim) + " at axis " + std::to_string(d) +
+                       ", which is neither a size nor a symbolic dim of its inputs");
     type.shape.push_back(Dim(*name));
   }
   return type;
@@ -67,8 +67,8 @@ ir::ValueType from_desc(const kiln_ext_tensor_desc& desc, size_t index, const Sy
 
 } // namespace
 
-std::vector<ir::ValueType> infer_extension_op(const ExtensionOp& op, const ExtensionAttrs& attrs,
-                                              std::span<const ir::ValueType> operands) {
+std::vector<ValueType> infer_extension_op(const ExtensionOp& op, const ExtensionAttrs& attrs,
+                                          std::span<const ValueType> operands) {
   SymbolTokens symbols;
   std::vector<kiln_ext_tensor_desc> inputs;
   for (size_t i = 0; i < operands.size(); ++i)
@@ -80,31 +80,15 @@ std::vector<ir::ValueType> infer_extension_op(const ExtensionOp& op, const Exten
                               message, sizeof message);
   message[sizeof message - 1] = '\0';
   if (status != 0)
-    throw ir::InferError(message[0] ? std::string(message)
-                                    : "the shape function returned " + std::to_string(status) + " without a message");
+    throw InferError(message[0] ? std::string(message)
+                                : "the shape function returned " + std::to_string(status) + " without a message");
   if (count < 0 || count > KILN_EXT_MAX_OUTPUTS)
-    throw ir::InferError("the shape function gave " + std::to_string(count) + " outputs; expected 0 to " +
-                         std::to_string(KILN_EXT_MAX_OUTPUTS));
-  std::vector<ir::ValueType> types;
+    throw InferError("the shape function gave " + std::to_string(count) + " outputs; expected 0 to " +
+                     std::to_string(KILN_EXT_MAX_OUTPUTS));
+  std::vector<ValueType> types;
   for (int32_t i = 0; i < count; ++i)
     types.push_back(from_desc(outputs[size_t(i)], size_t(i), symbols));
   return types;
 }
 
-namespace {
-
-bool is_registered(std::string_view name) { return find_extension_op(name) != nullptr; }
-
-std::vector<ir::ValueType> infer_registered(std::string_view name, std::span<const ir::ValueType> operands,
-                                            const ir::Attrs& attrs) {
-  const ExtensionOp* op = find_extension_op(name);
-  if (!op) throw ir::InferError("no loaded extension registers it");
-  ExtensionAttrs extension_attrs(attrs);
-  return infer_extension_op(*op, extension_attrs, operands);
-}
-
-} // namespace
-
-const ir::CustomOpInference extension_op_inference{&is_registered, &infer_registered};
-
-} // namespace kiln::runtime
+} // namespace kiln::ir

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kiln::runtime {
+namespace kiln::ir {
 
 // One op registered by an extension library (see include/kiln/extension.h).
 struct ExtensionOp {
@@ -28,4 +28,4 @@ const ExtensionOp* find_extension_op(std::string_view name);
 // Names of every registered op, sorted.
 std::vector<std::string> extension_op_names();
 
-} // namespace kiln::runtime
+} // namespace kiln::ir

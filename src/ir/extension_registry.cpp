@@ -1,5 +1,5 @@
-#include "runtime/extension_registry.hpp"
-#include "runtime/extension_shape.hpp"
+#include "ir/extension_registry.hpp"
+#include "ir/extension_shape.hpp"
 #include <cctype>
 #include <dlfcn.h>
 #include <kiln/error.hpp>
@@ -9,7 +9,7 @@
 #include <set>
 #include <shared_mutex>
 
-namespace kiln::runtime {
+namespace kiln::ir {
 
 namespace {
 
@@ -129,9 +129,6 @@ PendingRegistration run_registration(const LibraryHandle& library, const std::st
 } // namespace
 
 void load_extension(const std::string& path) {
-  // Installed here rather than at static initialisation: no initialisation order to get wrong, and
-  // before the first library loads the IR's answer (no custom op is registered) is already right.
-  ir::set_custom_op_inference(&extension_op_inference);
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   if (r.loaded_paths.count(path)) return;
@@ -174,12 +171,12 @@ std::vector<std::string> extension_op_names() {
   return names;
 }
 
-} // namespace kiln::runtime
+} // namespace kiln::ir
 
 namespace kiln {
 
-void load_extension(const std::string& path) { runtime::load_extension(path); }
+void load_extension(const std::string& path) { ir::load_extension(path); }
 
-std::vector<std::string> extension_op_names() { return runtime::extension_op_names(); }
+std::vector<std::string> extension_op_names() { return ir::extension_op_names(); }
 
 } // namespace kiln
