@@ -1,4 +1,6 @@
 // Generated elementwise kernels against naive std:: references written here.
+#include "ir/ops.hpp"
+#include "jit/elementwise/emitter.hpp"
 #include "jit/elementwise/kernel_generator.hpp"
 #include "jit/elementwise/region.hpp"
 #include <algorithm>
@@ -1010,6 +1012,28 @@ TEST_CASE("compile_region refuses what it cannot generate and names the node and
   region = unary_region(node(OpKind::neg, {input(0)}));
   region.outputs = {4};
   CHECK(refusal(region).find("output 4") != std::string::npos);
+}
+
+// The emitters are a table of the kinds that have one; a new elementwise op without an emitter must
+// say why (emitters.cpp's kWithoutEmitter), and no other kind may sit in the table.
+TEST_CASE("every elementwise op has an emitter or a stated reason, and no other op has one") {
+  for (int k = 0; k < ir::kNumOpKinds; ++k) {
+    const auto kind = OpKind(k);
+    CAPTURE(ir::op_info(kind).name);
+    RegionNode n{kind, {}, ir::NoParams{}, 0.0f, DType::f32};
+    if (kind == OpKind::gelu) n.params = ir::GeluParams{};
+    std::string why;
+    const bool has_emitter = emitter_for<Xbyak::Ymm>(n, {}, &why).has_value();
+    CHECK(has_emitter == emitter_for<Xbyak::Zmm>(n, {}, nullptr).has_value());
+    const std::optional<std::string_view> reason = why_no_emitter(kind);
+    if (!ir::is_elementwise(kind)) {
+      CHECK_FALSE(has_emitter);
+      CHECK_FALSE(reason.has_value());
+      continue;
+    }
+    CHECK(has_emitter != reason.has_value());
+    if (reason) CHECK(why.find(std::string(*reason)) != std::string::npos);
+  }
 }
 
 TEST_CASE("run refuses negative dims and null pointers and does nothing for an empty space") {

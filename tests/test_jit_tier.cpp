@@ -2,6 +2,7 @@
 #include "exec/threads.hpp"
 #include "interp/implementation_table.hpp"
 #include "interp/interpreter_backend.hpp"
+#include "ir/ops.hpp"
 #include "jit/tier/implementation_table.hpp"
 #include "jit/tier/jit_executable.hpp"
 #include "jit/tier/warm_up.hpp"
@@ -12,6 +13,7 @@
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -105,6 +107,24 @@ std::map<std::string, Tensor> mlp_weights() {
 }
 
 } // namespace
+
+// Each lowering declares the kinds whose lists it heads (Implementation::first_for); a kind claimed by
+// two would silently take the first.
+TEST_CASE("every kind a lowering declares is headed by it alone, the interpreter after it") {
+  std::map<ir::OpKind, int> claims;
+  for (const jitc::tier::Implementation* first : jitc::tier::first_choices())
+    for (ir::OpKind kind : first->first_for) {
+      CAPTURE(ir::op_info(kind).name);
+      ++claims[kind];
+      const std::vector<jitc::tier::Implementation> list = jitc::tier::jit_implementations(kind);
+      REQUIRE(list.size() == 2);
+      CHECK(list[0].name == first->name);
+      CHECK(list[1].name == "interp");
+    }
+  CHECK(claims.size() >= 10);
+  for (const auto& [kind, count] : claims)
+    CHECK(count == 1);
+}
 
 TEST_CASE("a Linear+GELU+Linear MLP runs as two fused oneDNN matmuls and matches the interpreter") {
   ScopedEnv dnnl_matmul("KILN_JIT_MATMUL", "dnnl"); // auto leaves matmul to the interpreter on AVX2

@@ -1,11 +1,15 @@
 #include "exec/plan_executable.hpp"
 #include "interp/interpreter_backend.hpp"
+#include "interp/kernel_table.hpp"
 #include "ir/ops.hpp"
+#include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 // Kernels check an op's static dims and derive their loop geometry once, when the plan is built
 // (exec::KernelPrepare); every call runs on that state.
@@ -162,6 +166,36 @@ ir::Attrs reduce_attrs(int64_t axis) {
 }
 
 } // namespace
+
+// Each family declares its kernels' prepares beside them (interp/kernels/kernels.hpp); the plan finds
+// them by kind, so a kind listed by two families, or one without a kernel, would be a silent mistake.
+TEST_CASE("a kernel's prepare is declared once, beside a kernel the op table has") {
+  std::map<OpKind, int> listed;
+  for (OpKind kind : interp::kinds_with_setup())
+    ++listed[kind];
+  for (const auto& [kind, count] : listed) {
+    CAPTURE(ir::op_info(kind).name);
+    CHECK(count == 1);
+    CHECK_FALSE(ir::has_trait(kind, ir::kNoKernel));
+  }
+}
+
+// The kernels that walk windows, broadcast or reduce along axes derive that geometry once; a new
+// one of these classes needs a prepare, or a reason here why it does without.
+TEST_CASE("every broadcasting, reducing, normalising or windowed kernel has a prepare or a stated reason") {
+  const std::map<OpKind, std::string_view> without_prepare = {
+      {OpKind::topk, "sorts each row anew per call: the few compares of its shape checks are nothing beside it"},
+      {OpKind::scaled_dot_product_attention, "checks its shapes per call: two matmuls and a softmax dwarf them"},
+  };
+  const ir::OpClass classes[] = {ir::OpClass::binary, ir::OpClass::reduction, ir::OpClass::normalization,
+                                 ir::OpClass::nn};
+  for (int k = 0; k < ir::kNumOpKinds; ++k) {
+    const auto kind = OpKind(k);
+    if (std::find(std::begin(classes), std::end(classes), ir::op_info(kind).cls) == std::end(classes)) continue;
+    CAPTURE(ir::op_info(kind).name);
+    CHECK((interp::prepare_for(kind) != nullptr) != without_prepare.contains(kind));
+  }
+}
 
 TEST_CASE("a shape the kernel cannot run fails when the plan is built, naming the op and its place") {
   const std::string empty_max = plan_error(one_op(OpKind::reduce_max, {{3, 0}}, reduce_attrs(1)));

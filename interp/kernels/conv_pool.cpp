@@ -340,7 +340,8 @@ void conv2d(const KernelArgs& args) {
                  [&](auto e) { conv2d_typed<typename decltype(e)::Storage>(args, plan); });
 }
 
-size_t conv2d_scratch_bytes(const KernelArgs& args) {
+size_t conv2d_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs, std::span<const exec::View> outputs) {
+  const KernelArgs args{op, inputs, outputs};
   const Window w = conv_window(args);
   const size_t element = args.inputs[0].dtype == DType::f64 ? sizeof(double) : sizeof(float);
   return column_buffers(conv_shape(args, w, ir::params_of<ir::ConvParams>(args.op).groups), w, element).bytes();
@@ -407,5 +408,18 @@ void conv_transpose2d(const KernelArgs& args) {
 
 void max_pool2d(const KernelArgs& args) { pool(args, Pool::max, max_pool2d); }
 void avg_pool2d(const KernelArgs& args) { pool(args, Pool::average, avg_pool2d); }
+
+// Windows are checked and measured once; conv2d takes its column buffers and GEMM blocks from the
+// plan's scratch.
+std::span<const KernelSetup> conv_pool_setups() {
+  static constexpr KernelSetup kSetups[] = {
+      KILN_KERNEL_SETUP(conv2d, prepare_conv2d, conv2d_scratch_bytes),
+      KILN_KERNEL_SETUP(max_pool2d, prepare_pool2d, nullptr),
+      KILN_KERNEL_SETUP(avg_pool2d, prepare_pool2d, nullptr),
+      KILN_KERNEL_SETUP(adaptive_avg_pool2d, prepare_adaptive_avg_pool2d, nullptr),
+      KILN_KERNEL_SETUP(conv_transpose2d, prepare_conv_transpose2d, nullptr),
+  };
+  return kSetups;
+}
 
 } // namespace kiln::interp

@@ -443,4 +443,24 @@ void cast(const KernelArgs& args) {
   });
 }
 
+// Broadcasting kernels derive their loops once.
+std::span<const KernelSetup> elementwise_setups() {
+  static constexpr KernelSetup kSetups[] = {
+      KILN_KERNEL_SETUP(add, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(sub, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(mul, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(div, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(pow, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(maximum, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(minimum, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(floor_divide, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(remainder, prepare_binary, nullptr),
+      KILN_KERNEL_SETUP(compare, prepare_compare, nullptr),
+      KILN_KERNEL_SETUP(where, prepare_where, nullptr),
+      KILN_KERNEL_SETUP(clamp, prepare_clamp, nullptr),
+      KILN_KERNEL_SETUP(masked_fill, prepare_masked_fill, nullptr),
+  };
+  return kSetups;
+}
+
 } // namespace kiln::interp

@@ -1,6 +1,8 @@
 #pragma once
 #include "exec/view.hpp"
 #include "ir/op_kind.hpp"
+#include "kiln_ops.h"
+#include <span>
 
 // The interpreter's kernels: the kernel of op X is interp::X, defined in the kernels/ file of its
 // family. Semantics are those documented in src/ir/op_table.def. Declared from the op table, so a new
@@ -12,28 +14,27 @@ namespace kiln::interp {
 #include "ir/op_table.def"
 #undef KILN_OP
 
-// The prepares (exec::KernelPrepare) of the kernels that have one, listed in kernel_table.cpp's
-// kPrepares: what they derive from the op and its static dims once, each kernel reads per call.
-using Prepare = exec::PreparedState(const ir::Op& op, std::span<const exec::View> inputs,
-                                    std::span<const exec::View> outputs);
-Prepare prepare_binary; // add, sub, mul, div, pow, maximum, minimum
-Prepare prepare_compare, prepare_where, prepare_clamp, prepare_masked_fill;
-Prepare prepare_reduction; // reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod
-Prepare prepare_variance;  // reduce_var, reduce_std
-Prepare prepare_argmax;    // argmax, argmin
-Prepare prepare_cumsum;
-Prepare prepare_softmax;  // softmax, log_softmax
-Prepare prepare_row_norm; // layer_norm, rms_norm
-Prepare prepare_batch_norm, prepare_conv2d;
-Prepare prepare_pool2d; // max_pool2d, avg_pool2d
-Prepare prepare_adaptive_avg_pool2d;
-Prepare prepare_group_norm;
-Prepare prepare_conv_transpose2d;
-Prepare prepare_interpolate;
+// What the plan sets up for a kernel before it runs, declared beside the kernel in its family's
+// file: its prepare (exec::KernelPrepare: the checks and loop geometry it derives once from the op
+// and its static dims, which each call reads as prepared<State>(args)) and the working memory it
+// takes per call (exec::KernelScratch). A kernel with neither has no setup.
+struct KernelSetup {
+  ir::OpKind kind;
+  exec::KernelPrepare prepare = nullptr;
+  exec::KernelScratch scratch_bytes = nullptr;
+};
 
-// The scratch conv2d's column buffers and GEMM blocks take, and the reductions' accumulators
-// (kernel_scratch_bytes).
-size_t conv2d_scratch_bytes(const exec::KernelArgs& args);
-size_t reduction_scratch_bytes(const exec::KernelArgs& args); // reduce_sum, _mean, _max, _min, _prod
+// A setup row of op `kind` naming only what -Dops built (kiln_ops.h): the prepare and scratch of a
+// kernel left out are never named, so that they leave the library with it.
+template <bool Built, class Fn> constexpr Fn if_built(Fn fn) { return Built ? fn : nullptr; }
+#define KILN_KERNEL_SETUP(kind, prepare, scratch)                                                                      \
+  KernelSetup { ir::OpKind::kind, if_built<KILN_OP_BUILT_##kind>(prepare), if_built<KILN_OP_BUILT_##kind>(scratch) }
+
+// Each family's setups, defined in its file; kernel_table.cpp reads every one of them.
+std::span<const KernelSetup> elementwise_setups();
+std::span<const KernelSetup> reduction_setups();
+std::span<const KernelSetup> normalization_setups();
+std::span<const KernelSetup> conv_pool_setups();
+std::span<const KernelSetup> resample_setups();
 
 } // namespace kiln::interp

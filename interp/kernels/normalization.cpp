@@ -217,4 +217,14 @@ void group_norm(const KernelArgs& args) {
       args, group_norm, [&](auto e, const GroupSplit& s) { group_norm_typed<typename decltype(e)::Storage>(args, s); });
 }
 
+std::span<const KernelSetup> normalization_setups() {
+  static constexpr KernelSetup kSetups[] = {
+      KILN_KERNEL_SETUP(layer_norm, prepare_row_norm, nullptr),
+      KILN_KERNEL_SETUP(rms_norm, prepare_row_norm, nullptr),
+      KILN_KERNEL_SETUP(batch_norm, prepare_batch_norm, nullptr),
+      KILN_KERNEL_SETUP(group_norm, prepare_group_norm, nullptr),
+  };
+  return kSetups;
+}
+
 } // namespace kiln::interp

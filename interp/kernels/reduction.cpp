@@ -318,7 +318,9 @@ exec::PreparedState prepare_reduction(const ir::Op& op, std::span<const View> in
   return make_prepared(reduce_plan(KernelArgs{op, inputs, outputs}));
 }
 
-size_t reduction_scratch_bytes(const KernelArgs& args) { return reduction_scratch_bytes(reduce_plan(args)); }
+size_t reduction_accumulator_bytes(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
+  return reduction_scratch_bytes(reduce_plan(KernelArgs{op, inputs, outputs}));
+}
 
 exec::PreparedState prepare_argmax(const ir::Op& op, std::span<const View> inputs, std::span<const View> outputs) {
   const View &x = inputs[0], &y = outputs[0];
@@ -525,5 +527,25 @@ void reduce_std(const KernelArgs& args) { variance(args, true); }
 
 void softmax(const KernelArgs& args) { softmax_any(args, false, softmax); }
 void log_softmax(const KernelArgs& args) { softmax_any(args, true, log_softmax); }
+
+// Reductions derive their passes and accumulators once; the reductions that sum or keep extremes
+// take accumulators from the plan's scratch.
+std::span<const KernelSetup> reduction_setups() {
+  static constexpr KernelSetup kSetups[] = {
+      KILN_KERNEL_SETUP(reduce_sum, prepare_reduction, reduction_accumulator_bytes),
+      KILN_KERNEL_SETUP(reduce_mean, prepare_reduction, reduction_accumulator_bytes),
+      KILN_KERNEL_SETUP(reduce_max, prepare_reduction, reduction_accumulator_bytes),
+      KILN_KERNEL_SETUP(reduce_min, prepare_reduction, reduction_accumulator_bytes),
+      KILN_KERNEL_SETUP(reduce_prod, prepare_reduction, reduction_accumulator_bytes),
+      KILN_KERNEL_SETUP(reduce_var, prepare_variance, nullptr),
+      KILN_KERNEL_SETUP(reduce_std, prepare_variance, nullptr),
+      KILN_KERNEL_SETUP(argmax, prepare_argmax, nullptr),
+      KILN_KERNEL_SETUP(argmin, prepare_argmax, nullptr),
+      KILN_KERNEL_SETUP(softmax, prepare_softmax, nullptr),
+      KILN_KERNEL_SETUP(log_softmax, prepare_softmax, nullptr),
+      KILN_KERNEL_SETUP(cumsum, prepare_cumsum, nullptr),
+  };
+  return kSetups;
+}
 
 } // namespace kiln::interp

@@ -140,4 +140,9 @@ void interpolate(const KernelArgs& args) {
   });
 }
 
+std::span<const KernelSetup> resample_setups() {
+  static constexpr KernelSetup kSetups[] = {KILN_KERNEL_SETUP(interpolate, prepare_interpolate, nullptr)};
+  return kSetups;
+}
+
 } // namespace kiln::interp

@@ -4,6 +4,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace kiln::jitc {
 
@@ -34,6 +35,10 @@ template <class Vmm> struct Emitter {
 template <class Vmm>
 std::optional<Emitter<Vmm>> emitter_for(const RegionNode& node, std::span<const DType> arg_dtypes,
                                         std::string* why_not);
+
+// Why an elementwise op has no emitter, for the few that have none (a region refuses them); nullopt
+// for every other kind.
+std::optional<std::string_view> why_no_emitter(ir::OpKind kind);
 
 // Transcendental emitters live in math_emitters.cpp; emitter_for dispatches to them.
 template <class Vmm> std::optional<Emitter<Vmm>> math_emitter_for(const RegionNode& node);

@@ -554,7 +554,7 @@ template <class Vmm> Emitter<Vmm> pow_emitter(float c) {
 
 } // namespace
 
-// A table, not a switch over OpKind: emitter_for's switch is the one that names every op.
+// A table of the kinds that have a transcendental emitter, as emitters.cpp's of the exact ones.
 template <class Vmm> std::optional<Emitter<Vmm>> math_emitter_for(const RegionNode& node) {
   if (node.kind == OpKind::pow) return pow_emitter<Vmm>(node.scalar);
   if (node.kind == OpKind::gelu)

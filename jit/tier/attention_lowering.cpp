@@ -168,6 +168,7 @@ void lower_attention(GraphRewriter& rw, ir::OpId id) {
 
 } // namespace
 
-const Implementation kFusedAttention{{"fused_attention"}, refuse_attention, lower_attention};
+constexpr ir::OpKind kAttention[] = {ir::OpKind::scaled_dot_product_attention};
+const Implementation kFusedAttention{{"fused_attention"}, refuse_attention, lower_attention, kAttention};
 
 } // namespace kiln::jitc::tier

@@ -371,6 +371,7 @@ void lower_conv2d(GraphRewriter& rw, ir::OpId id) {
 
 } // namespace
 
-const Implementation kDnnlConv2d{{"dnnl.conv2d"}, refuse_conv2d, lower_conv2d};
+constexpr ir::OpKind kConvolutions[] = {ir::OpKind::conv2d};
+const Implementation kDnnlConv2d{{"dnnl.conv2d"}, refuse_conv2d, lower_conv2d, kConvolutions};
 
 } // namespace kiln::jitc::tier

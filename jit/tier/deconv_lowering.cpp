@@ -59,6 +59,7 @@ void lower_deconv2d(GraphRewriter& rw, ir::OpId id) {
 
 } // namespace
 
-const Implementation kDnnlDeconv2d{{"dnnl.conv_transpose2d"}, refuse_deconv2d, lower_deconv2d};
+constexpr ir::OpKind kDeconvolutions[] = {ir::OpKind::conv_transpose2d};
+const Implementation kDnnlDeconv2d{{"dnnl.conv_transpose2d"}, refuse_deconv2d, lower_deconv2d, kDeconvolutions};
 
 } // namespace kiln::jitc::tier

@@ -3,6 +3,7 @@
 #include "exec/cpu_features.hpp"
 #include "ir/ops.hpp"
 #include "jit/tier/lowerings.hpp"
+#include <algorithm>
 #include <oneapi/dnnl/dnnl.hpp>
 
 namespace kiln::jitc::tier {
@@ -25,25 +26,18 @@ std::vector<Implementation> matmul_list() {
   return {dnnl, kInterpreter};
 }
 
-// The kinds a oneDNN primitive or a rewrite takes before the interpreter; every other op follows
-// its class (class_list).
-const std::pair<OpKind, const Implementation*> kFirstChoice[] = {
-    {OpKind::conv2d, &kDnnlConv2d},
-    {OpKind::softmax, &kDnnlSoftmax},
-    {OpKind::log_softmax, &kDnnlSoftmax},
-    {OpKind::layer_norm, &kDnnlLayerNorm},
-    {OpKind::max_pool2d, &kDnnlPool2d},
-    {OpKind::avg_pool2d, &kDnnlPool2d},
-    {OpKind::transpose, &kTransposedB},
-    {OpKind::adaptive_avg_pool2d, &kDnnlAdaptivePool2d},
-    {OpKind::conv_transpose2d, &kDnnlDeconv2d},
-    {OpKind::scaled_dot_product_attention, &kFusedAttention},
+// The oneDNN primitives and rewrites taken before the interpreter, each for the kinds it declares
+// (Implementation::first_for); every other op follows its class (class_list).
+const Implementation* const kFirstChoices[] = {
+    &kDnnlConv2d,  &kDnnlSoftmax,        &kDnnlLayerNorm, &kDnnlPool2d,
+    &kTransposedB, &kDnnlAdaptivePool2d, &kDnnlDeconv2d,  &kFusedAttention,
 };
 
 std::optional<std::vector<Implementation>> kind_list(ir::OpKind kind) {
   if (kind == OpKind::matmul) return matmul_list();
-  for (const auto& [listed, first] : kFirstChoice)
-    if (listed == kind) return std::vector<Implementation>{*first, kInterpreter};
+  for (const Implementation* first : kFirstChoices)
+    if (std::find(first->first_for.begin(), first->first_for.end(), kind) != first->first_for.end())
+      return std::vector<Implementation>{*first, kInterpreter};
   return std::nullopt;
 }
 
@@ -69,6 +63,8 @@ std::vector<Implementation> class_list(ir::OpClass cls) {
 }
 
 } // namespace
+
+std::span<const Implementation* const> first_choices() { return kFirstChoices; }
 
 exec::CpuIsa jit_cpu_isa() {
   if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) return exec::CpuIsa::avx512_core;

@@ -2,6 +2,7 @@
 #include "exec/implementation_list.hpp"
 #include "ir/graph.hpp"
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,18 @@ struct Implementation : exec::ListEntry {
   // Takes the op and what it fuses: emits or schedules its step, records the ops it took. Called
   // only for an op refuse() accepted.
   void (*create)(GraphRewriter& rw, ir::OpId id) = nullptr;
+  // The op kinds whose lists it heads, declared beside the lowering so that a new kind of an existing
+  // lowering is a line there; empty for the entries a class or a knob lists (xbyak, dnnl.matmul).
+  std::span<const ir::OpKind> first_for{};
 };
 
 // The list of one op kind, knobs applied: KILN_JIT_MATMUL=interp switches dnnl.matmul off, =dnnl
 // lifts its AVX-512 need. The last entry takes every op: the interpreter's list runs it then
 // (an extension's kernel for a custom op).
 std::vector<Implementation> jit_implementations(ir::OpKind kind);
+
+// The entries that head the lists of the kinds they declare (Implementation::first_for).
+std::span<const Implementation* const> first_choices();
 
 // The CPU the JIT's entries run on: oneDNN's effective ISA (ONEDNN_MAX_CPU_ISA lowers it).
 exec::CpuIsa jit_cpu_isa();

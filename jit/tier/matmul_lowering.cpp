@@ -138,7 +138,8 @@ const Implementation kDnnlMatmul{
     refuse_matmul,
     lower_matmul};
 
-const Implementation kTransposedB{{"transposed_b"}, refuse_transposed_b, lower_transposed_b};
+constexpr ir::OpKind kTranspose[] = {ir::OpKind::transpose};
+const Implementation kTransposedB{{"transposed_b"}, refuse_transposed_b, lower_transposed_b, kTranspose};
 
 bool swaps_last_two_axes(const ir::Op& transpose) {
   const std::vector<int64_t>& perm = ir::params_of<ir::TransposeParams>(transpose).perm;

@@ -143,9 +143,15 @@ void lower_adaptive_pool2d(GraphRewriter& rw, ir::OpId id) {
 
 } // namespace
 
-const Implementation kDnnlSoftmax{{"dnnl.softmax"}, refuse_softmax, lower_softmax};
-const Implementation kDnnlLayerNorm{{"dnnl.layer_norm"}, refuse_layer_norm, lower_layer_norm};
-const Implementation kDnnlPool2d{{"dnnl.pool2d"}, refuse_pool2d, lower_pool2d};
-const Implementation kDnnlAdaptivePool2d{{"dnnl.adaptive_avg_pool2d"}, refuse_adaptive_pool2d, lower_adaptive_pool2d};
+constexpr ir::OpKind kSoftmaxes[] = {ir::OpKind::softmax, ir::OpKind::log_softmax};
+constexpr ir::OpKind kLayerNorm[] = {ir::OpKind::layer_norm};
+constexpr ir::OpKind kPools[] = {ir::OpKind::max_pool2d, ir::OpKind::avg_pool2d};
+constexpr ir::OpKind kAdaptivePool[] = {ir::OpKind::adaptive_avg_pool2d};
+
+const Implementation kDnnlSoftmax{{"dnnl.softmax"}, refuse_softmax, lower_softmax, kSoftmaxes};
+const Implementation kDnnlLayerNorm{{"dnnl.layer_norm"}, refuse_layer_norm, lower_layer_norm, kLayerNorm};
+const Implementation kDnnlPool2d{{"dnnl.pool2d"}, refuse_pool2d, lower_pool2d, kPools};
+const Implementation kDnnlAdaptivePool2d{
+    {"dnnl.adaptive_avg_pool2d"}, refuse_adaptive_pool2d, lower_adaptive_pool2d, kAdaptivePool};
 
 } // namespace kiln::jitc::tier
