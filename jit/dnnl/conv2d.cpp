@@ -1,9 +1,8 @@
 #include "jit/dnnl/conv2d.hpp"
-#include "jit/dnnl/engine.hpp"
+#include "jit/dnnl/created_primitive.hpp"
 #include "jit/dnnl/reordered_weight.hpp"
 #include <cstring>
 #include <kiln/error.hpp>
-#include <tuple>
 
 namespace kiln::jitc::dnnl_ops {
 namespace {
@@ -81,9 +80,8 @@ dnnl::convolution_forward::primitive_desc make_pd(const Conv2dParams& params, co
 struct Conv2dPrimitive::Impl {
   Conv2dParams params;
   Dims out_dims;
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward primitive;
-  dnnl::memory::desc input_desc, weight_desc, bias_desc, out_desc; // queried once, bound per execute
+  CreatedPrimitive core;
+  dnnl::memory::desc input_desc, out_desc; // the core's, named for the reorders beside them
   std::optional<ResolvedWeight> constant_weight;
   // When the convolution works in blocked layouts: the caller's plain NCHW buffers and the
   // reorders between them and the blocked copies (kept in thread buffers for one call).
@@ -92,12 +90,10 @@ struct Conv2dPrimitive::Impl {
   ResidualForm residuals = ResidualForm::binary;
   std::optional<dnnl::reorder> residual_to_own; // sum_into_dst with a result in a layout of its own
 
-  void finish_creation() {
-    primitive = dnnl::convolution_forward(pd);
-    input_desc = pd.src_desc();
-    weight_desc = pd.weights_desc();
-    bias_desc = pd.bias_desc();
-    out_desc = pd.dst_desc();
+  void finish_creation(const dnnl::convolution_forward::primitive_desc& pd) {
+    core = CreatedPrimitive(pd);
+    input_desc = core.src_desc();
+    out_desc = core.dst_desc();
     plain_input = plain_desc(params.input_dims);
     plain_out = plain_desc(out_dims);
     if (input_desc != plain_input)
@@ -108,7 +104,7 @@ struct Conv2dPrimitive::Impl {
     if (out_desc != plain_out && residuals == ResidualForm::sum_into_dst)
       residual_to_own = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plain_out, cpu_engine(), out_desc));
     // The scratchpad, then the input and output in the primitive's layout when they are reordered.
-    scratch_bytes = scratchpad_bytes(pd);
+    scratch_bytes = core.scratch_bytes();
     if (input_to_blocked) scratch_bytes += scratch_piece(input_desc.get_size());
     if (out_to_plain) scratch_bytes += scratch_piece(out_desc.get_size());
   }
@@ -176,24 +172,24 @@ std::optional<std::string> Conv2dPrimitive::refuse(const Conv2dParams& params) {
 }
 
 Conv2dPrimitive::Conv2dPrimitive(const Conv2dParams& params) {
-  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "Conv2dPrimitive: " + *reason);
+  require_accepted("Conv2dPrimitive", refuse(params));
   auto impl = std::make_unique<Impl>();
   impl->params = params;
   impl->out_dims = conv2d_output_dims(params);
-  impl->pd = make_pd(params, plain_desc(weight_desc_dims(params)), false);
-  impl->finish_creation();
+  impl->finish_creation(make_pd(params, plain_desc(weight_desc_dims(params)), false));
   impl_ = std::move(impl);
 }
 
 Conv2dPrimitive::Conv2dPrimitive(const Conv2dParams& params, const ConstantWeight& weight) {
-  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "Conv2dPrimitive: " + *reason);
+  require_accepted("Conv2dPrimitive", refuse(params));
   auto impl = std::make_unique<Impl>();
   impl->params = params;
   impl->out_dims = conv2d_output_dims(params);
   dnnl::memory::desc given = plain_desc(weight_desc_dims(params));
-  std::tie(impl->pd, impl->residuals) = choose_pd(params);
-  impl->finish_creation();
-  impl->constant_weight = resolve_constant_weight(weight, given, impl->weight_desc);
+  const auto [pd, residuals] = choose_pd(params);
+  impl->residuals = residuals;
+  impl->finish_creation(pd);
+  impl->constant_weight = resolve_constant_weight(weight, given, impl->core.weights_desc());
   impl_ = std::move(impl);
 }
 
@@ -222,11 +218,11 @@ void Conv2dPrimitive::execute(const Conv2dArgs& args, std::span<std::byte> scrat
     bound[DNNL_ARG_WEIGHTS] = bind(impl.constant_weight->layout, impl.constant_weight->data);
   } else {
     require_buffer(args.weight, "Conv2dPrimitive::execute", "the weight");
-    bound[DNNL_ARG_WEIGHTS] = bind(impl.weight_desc, args.weight);
+    bound[DNNL_ARG_WEIGHTS] = bind(impl.core.weights_desc(), args.weight);
   }
   if (impl.params.has_bias) {
     require_buffer(args.bias, "Conv2dPrimitive::execute", "the bias");
-    bound[DNNL_ARG_BIAS] = bind(impl.bias_desc, args.bias);
+    bound[DNNL_ARG_BIAS] = bind(impl.core.bias_desc(), args.bias);
   }
   bound[DNNL_ARG_DST] = bind(impl.out_desc, out);
   if (impl.residuals == ResidualForm::sum_into_dst) {
@@ -235,7 +231,7 @@ void Conv2dPrimitive::execute(const Conv2dArgs& args, std::span<std::byte> scrat
   } else {
     bind_residuals(impl.params.post_ops, impl.out_dims, args.residuals, bound);
   }
-  run(impl.primitive, impl.pd, bound, pieces);
+  impl.core.execute(bound, pieces);
   if (reorder_out) reorder(*impl.out_to_plain, bind(impl.out_desc, out), bind(impl.plain_out, args.out));
 }
 
@@ -255,6 +251,6 @@ const void* Conv2dPrimitive::constant_weight_data() const {
   return impl_->constant_weight ? impl_->constant_weight->data : nullptr;
 }
 
-std::string Conv2dPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+std::string Conv2dPrimitive::implementation() const { return impl_->core.implementation(); }
 
 } // namespace kiln::jitc::dnnl_ops

@@ -1,5 +1,5 @@
 #include "jit/dnnl/deconv2d.hpp"
-#include "jit/dnnl/engine.hpp"
+#include "jit/dnnl/created_primitive.hpp"
 #include "jit/dnnl/reordered_weight.hpp"
 #include <kiln/error.hpp>
 
@@ -70,11 +70,8 @@ dnnl::deconvolution_forward::primitive_desc make_pd(const Deconv2dParams& params
 struct Deconv2dPrimitive::Impl {
   Dims out_dims;
   bool has_bias = false;
-  dnnl::deconvolution_forward::primitive_desc pd;
-  dnnl::deconvolution_forward primitive;
-  dnnl::memory::desc in_desc, bias_desc, out_desc;
+  CreatedPrimitive core;
   ResolvedWeight weight;
-  size_t scratch_bytes = 0;
 };
 
 std::vector<int64_t> deconv2d_output_dims(const Deconv2dParams& params) {
@@ -90,43 +87,36 @@ std::optional<std::string> Deconv2dPrimitive::refuse(const Deconv2dParams& param
 }
 
 Deconv2dPrimitive::Deconv2dPrimitive(const Deconv2dParams& params, const ConstantWeight& weight) {
-  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "Deconv2dPrimitive: " + *reason);
-  auto impl = std::make_unique<Impl>();
-  impl->out_dims = deconv2d_output_dims(params);
-  impl->has_bias = params.has_bias;
-  impl->pd = make_pd(params, any_weight_desc(params), false);
-  impl->primitive = dnnl::deconvolution_forward(impl->pd);
-  impl->in_desc = impl->pd.src_desc();
-  impl->bias_desc = impl->pd.bias_desc();
-  impl->out_desc = impl->pd.dst_desc();
-  impl->weight = resolve_constant_weight(weight, given_weight_desc(params), impl->pd.weights_desc());
-  impl->scratch_bytes = scratchpad_bytes(impl->pd);
-  impl_ = std::move(impl);
+  require_accepted("Deconv2dPrimitive", refuse(params));
+  CreatedPrimitive core(make_pd(params, any_weight_desc(params), false));
+  ResolvedWeight resolved = resolve_constant_weight(weight, given_weight_desc(params), core.weights_desc());
+  impl_ = std::make_unique<const Impl>(
+      Impl{deconv2d_output_dims(params), params.has_bias, std::move(core), std::move(resolved)});
 }
 
 Deconv2dPrimitive::~Deconv2dPrimitive() = default;
 Deconv2dPrimitive::Deconv2dPrimitive(Deconv2dPrimitive&&) noexcept = default;
 Deconv2dPrimitive& Deconv2dPrimitive::operator=(Deconv2dPrimitive&&) noexcept = default;
 
-size_t Deconv2dPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
+size_t Deconv2dPrimitive::scratch_bytes() const { return impl_->core.scratch_bytes(); }
 
 void Deconv2dPrimitive::execute(const float* in, const float* bias, float* out, std::span<std::byte> scratch) const {
   const Impl& impl = *impl_;
   require_buffer(in, "Deconv2dPrimitive::execute", "the input");
   require_buffer(out, "Deconv2dPrimitive::execute", "the result");
-  ArgMap bound{{DNNL_ARG_SRC, bind(impl.in_desc, in)},
+  ArgMap bound{{DNNL_ARG_SRC, bind(impl.core.src_desc(), in)},
                {DNNL_ARG_WEIGHTS, bind(impl.weight.layout, impl.weight.data)},
-               {DNNL_ARG_DST, bind(impl.out_desc, out)}};
+               {DNNL_ARG_DST, bind(impl.core.dst_desc(), out)}};
   if (impl.has_bias) {
     require_buffer(bias, "Deconv2dPrimitive::execute", "the bias");
-    bound[DNNL_ARG_BIAS] = bind(impl.bias_desc, bias);
+    bound[DNNL_ARG_BIAS] = bind(impl.core.bias_desc(), bias);
   }
   Scratch pieces(scratch, scratch_bytes());
-  run(impl.primitive, impl.pd, bound, pieces);
+  impl.core.execute(bound, pieces);
 }
 
 const std::vector<int64_t>& Deconv2dPrimitive::output_dims() const { return impl_->out_dims; }
 
-std::string Deconv2dPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+std::string Deconv2dPrimitive::implementation() const { return impl_->core.implementation(); }
 
 } // namespace kiln::jitc::dnnl_ops

@@ -103,21 +103,6 @@ void require_buffer(const void* pointer, const char* place, const char* buffer) 
   if (pointer == nullptr) throw Error(ErrorKind::internal, std::string(place) + ": no buffer for " + buffer);
 }
 
-size_t scratchpad_bytes(const dnnl::primitive_desc& pd) { return scratch_piece(pd.scratchpad_desc().get_size()); }
-
-void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args, Scratch& scratch) {
-  dnnl::memory::desc scratchpad_desc = pd.scratchpad_desc();
-  if (size_t bytes = scratchpad_desc.get_size(); bytes > 0)
-    args[DNNL_ARG_SCRATCHPAD] = bind(scratchpad_desc, scratch.take(bytes));
-  dnnl::stream& stream = thread_stream();
-  try {
-    prim.execute(stream, args);
-    stream.wait();
-  } catch (const dnnl::error& e) {
-    throw Error(ErrorKind::internal, std::string("jitc::dnnl_ops: oneDNN execution failed: ") + e.what());
-  }
-}
-
 void reorder(const dnnl::reorder& prim, dnnl::memory from, dnnl::memory to) {
   dnnl::stream& stream = thread_stream();
   try {

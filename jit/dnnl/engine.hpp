@@ -9,7 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-// The oneDNN plumbing every kiln primitive wrapper shares. Internal to jit/: it exposes oneDNN types.
+// The oneDNN plumbing every kiln primitive wrapper shares (created_primitive.hpp is their core). Internal to jit/: it
+// exposes oneDNN types.
 namespace kiln::jitc::dnnl_ops {
 
 using Dims = std::vector<int64_t>;
@@ -43,10 +44,6 @@ std::optional<std::string> refuse_post_ops(std::span<const PostOp> post_ops);
 // Throws kiln::Error(internal) naming place and buffer when pointer is null.
 void require_buffer(const void* pointer, const char* place, const char* buffer);
 
-// The scratch a primitive's scratchpad takes (scratch.hpp).
-size_t scratchpad_bytes(const dnnl::primitive_desc& pd);
-// Runs prim on the calling thread's stream with its scratchpad taken from scratch, and waits.
-void run(const dnnl::primitive& prim, const dnnl::primitive_desc& pd, ArgMap& args, Scratch& scratch);
 // Executes a reorder on this thread's stream and waits.
 void reorder(const dnnl::reorder& prim, dnnl::memory from, dnnl::memory to);
 

@@ -1,5 +1,5 @@
 #include "jit/dnnl/layer_norm.hpp"
-#include "jit/dnnl/engine.hpp"
+#include "jit/dnnl/created_primitive.hpp"
 #include <functional>
 #include <kiln/error.hpp>
 #include <numeric>
@@ -34,10 +34,8 @@ dnnl::layer_normalization_forward::primitive_desc make_pd(const LayerNormParams&
 
 struct LayerNormPrimitive::Impl {
   LayerNormParams params;
-  dnnl::layer_normalization_forward::primitive_desc pd;
-  dnnl::layer_normalization_forward primitive;
-  dnnl::memory::desc data_desc, affine_desc;
-  size_t scratch_bytes = 0; // the scratchpad, known at creation
+  CreatedPrimitive core;
+  dnnl::memory::desc affine_desc; // weight and bias: [normalised size]
 };
 
 std::optional<std::string> LayerNormPrimitive::refuse(const LayerNormParams& params) {
@@ -50,30 +48,23 @@ std::optional<std::string> LayerNormPrimitive::refuse(const LayerNormParams& par
 }
 
 LayerNormPrimitive::LayerNormPrimitive(const LayerNormParams& params) {
-  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "LayerNormPrimitive: " + *reason);
-  auto impl = std::make_unique<Impl>();
-  impl->params = params;
-  impl->pd = make_pd(params, false);
-  impl->primitive = dnnl::layer_normalization_forward(impl->pd);
-  Dims rows = as_rows(params);
-  impl->data_desc = plain_desc(rows);
-  impl->affine_desc = plain_desc({rows[1]});
-  impl->scratch_bytes = scratchpad_bytes(impl->pd);
-  impl_ = std::move(impl);
+  require_accepted("LayerNormPrimitive", refuse(params));
+  impl_ = std::make_unique<const Impl>(
+      Impl{params, CreatedPrimitive(make_pd(params, false)), plain_desc({as_rows(params)[1]})});
 }
 
 LayerNormPrimitive::~LayerNormPrimitive() = default;
 LayerNormPrimitive::LayerNormPrimitive(LayerNormPrimitive&&) noexcept = default;
 LayerNormPrimitive& LayerNormPrimitive::operator=(LayerNormPrimitive&&) noexcept = default;
 
-size_t LayerNormPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
+size_t LayerNormPrimitive::scratch_bytes() const { return impl_->core.scratch_bytes(); }
 
 void LayerNormPrimitive::execute(const float* in, const float* weight, const float* bias, float* out,
                                  std::span<std::byte> scratch) const {
   const Impl& impl = *impl_;
   require_buffer(in, "LayerNormPrimitive::execute", "the input");
   require_buffer(out, "LayerNormPrimitive::execute", "the result");
-  ArgMap bound{{DNNL_ARG_SRC, bind(impl.data_desc, in)}, {DNNL_ARG_DST, bind(impl.data_desc, out)}};
+  ArgMap bound{{DNNL_ARG_SRC, bind(impl.core.src_desc(), in)}, {DNNL_ARG_DST, bind(impl.core.dst_desc(), out)}};
   if (impl.params.has_weight) {
     require_buffer(weight, "LayerNormPrimitive::execute", "the weight");
     bound[DNNL_ARG_SCALE] = bind(impl.affine_desc, weight);
@@ -83,9 +74,9 @@ void LayerNormPrimitive::execute(const float* in, const float* weight, const flo
     bound[DNNL_ARG_SHIFT] = bind(impl.affine_desc, bias);
   }
   Scratch pieces(scratch, scratch_bytes());
-  run(impl.primitive, impl.pd, bound, pieces);
+  impl.core.execute(bound, pieces);
 }
 
-std::string LayerNormPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+std::string LayerNormPrimitive::implementation() const { return impl_->core.implementation(); }
 
 } // namespace kiln::jitc::dnnl_ops

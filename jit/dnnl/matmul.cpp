@@ -1,5 +1,5 @@
 #include "jit/dnnl/matmul.hpp"
-#include "jit/dnnl/engine.hpp"
+#include "jit/dnnl/created_primitive.hpp"
 #include "jit/dnnl/reordered_weight.hpp"
 #include <algorithm>
 #include <kiln/error.hpp>
@@ -79,19 +79,8 @@ dnnl::memory::desc stored_b_desc(const MatmulLayout& layout) {
 struct MatmulPrimitive::Impl {
   MatmulParams params;
   MatmulLayout layout;
-  dnnl::matmul::primitive_desc pd;
-  dnnl::matmul primitive;
-  dnnl::memory::desc a_desc, b_desc, bias_desc, out_desc; // queried once, bound per execute
+  CreatedPrimitive core;
   std::optional<ResolvedWeight> constant_b;
-
-  void finish_creation() {
-    primitive = dnnl::matmul(pd);
-    a_desc = pd.src_desc();
-    b_desc = pd.weights_desc();
-    bias_desc = pd.bias_desc();
-    out_desc = pd.dst_desc();
-  }
-  size_t scratch_bytes = 0; // the scratchpad, known at creation
 };
 
 std::vector<int64_t> matmul_output_dims(const MatmulParams& params) { return layout_of(params).out; }
@@ -103,63 +92,57 @@ std::optional<std::string> MatmulPrimitive::refuse(const MatmulParams& params) {
 }
 
 MatmulPrimitive::MatmulPrimitive(const MatmulParams& params) {
-  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "MatmulPrimitive: " + *reason);
-  auto impl = std::make_unique<Impl>();
-  impl->params = params;
-  impl->layout = layout_of(params);
-  impl->pd = make_pd(params, impl->layout, stored_b_desc(impl->layout), false);
-  impl->finish_creation();
-  impl->scratch_bytes = scratchpad_bytes(impl->pd);
-  impl_ = std::move(impl);
+  require_accepted("MatmulPrimitive", refuse(params));
+  const MatmulLayout layout = layout_of(params);
+  impl_ = std::make_unique<const Impl>(
+      Impl{params, layout, CreatedPrimitive(make_pd(params, layout, stored_b_desc(layout), false)), std::nullopt});
 }
 
 MatmulPrimitive::MatmulPrimitive(const MatmulParams& params, const ConstantWeight& b) {
-  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "MatmulPrimitive: " + *reason);
-  auto impl = std::make_unique<Impl>();
-  impl->params = params;
-  impl->layout = layout_of(params);
-  dnnl::memory::desc given = stored_b_desc(impl->layout);
-  dnnl::memory::desc any(impl->layout.b, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
-  impl->pd = make_pd(params, impl->layout, any, true);
-  if (!impl->pd) impl->pd = make_pd(params, impl->layout, given, false);
-  impl->finish_creation();
-  impl->constant_b = resolve_constant_weight(b, given, impl->b_desc);
-  impl->scratch_bytes = scratchpad_bytes(impl->pd);
-  impl_ = std::move(impl);
+  require_accepted("MatmulPrimitive", refuse(params));
+  const MatmulLayout layout = layout_of(params);
+  const dnnl::memory::desc given = stored_b_desc(layout);
+  const dnnl::memory::desc any(layout.b, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+  dnnl::matmul::primitive_desc pd = make_pd(params, layout, any, true);
+  if (!pd) pd = make_pd(params, layout, given, false);
+  CreatedPrimitive core(pd);
+  ResolvedWeight constant_b = resolve_constant_weight(b, given, core.weights_desc());
+  impl_ = std::make_unique<const Impl>(Impl{params, layout, std::move(core), std::move(constant_b)});
 }
 
 MatmulPrimitive::~MatmulPrimitive() = default;
 MatmulPrimitive::MatmulPrimitive(MatmulPrimitive&&) noexcept = default;
 MatmulPrimitive& MatmulPrimitive::operator=(MatmulPrimitive&&) noexcept = default;
 
-size_t MatmulPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
+size_t MatmulPrimitive::scratch_bytes() const { return impl_->core.scratch_bytes(); }
 
 void MatmulPrimitive::execute(const MatmulArgs& args, std::span<std::byte> scratch) const {
   const Impl& impl = *impl_;
   require_buffer(args.a, "MatmulPrimitive::execute", "A");
   require_buffer(args.out, "MatmulPrimitive::execute", "the result");
+  const CreatedPrimitive& core = impl.core;
   ArgMap bound;
-  bound[DNNL_ARG_SRC] = bind(impl.a_desc, args.a);
+  bound[DNNL_ARG_SRC] = bind(core.src_desc(), args.a);
   if (impl.constant_b) {
     bound[DNNL_ARG_WEIGHTS] = bind(impl.constant_b->layout, impl.constant_b->data);
   } else {
     require_buffer(args.b, "MatmulPrimitive::execute", "B");
-    bound[DNNL_ARG_WEIGHTS] = bind(impl.b_desc, args.b);
+    bound[DNNL_ARG_WEIGHTS] = bind(core.weights_desc(), args.b);
   }
   if (impl.params.has_bias) {
     require_buffer(args.bias, "MatmulPrimitive::execute", "the bias");
-    bound[DNNL_ARG_BIAS] = bind(impl.bias_desc, args.bias);
+    bound[DNNL_ARG_BIAS] = bind(core.bias_desc(), args.bias);
   }
-  bound[DNNL_ARG_DST] = bind(impl.out_desc, args.out);
+  bound[DNNL_ARG_DST] = bind(core.dst_desc(), args.out);
   bind_residuals(impl.params.post_ops, impl.layout.out, args.residuals, bound);
   Scratch pieces(scratch, scratch_bytes());
-  run(impl.primitive, impl.pd, bound, pieces);
+  core.execute(bound, pieces);
 }
 
 const std::vector<int64_t>& MatmulPrimitive::output_dims() const { return impl_->layout.out; }
 
 const void* MatmulPrimitive::constant_b_data() const { return impl_->constant_b ? impl_->constant_b->data : nullptr; }
 
-std::string MatmulPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+std::string MatmulPrimitive::implementation() const { return impl_->core.implementation(); }
 
 } // namespace kiln::jitc::dnnl_ops

@@ -1,5 +1,5 @@
 #include "jit/dnnl/pool2d.hpp"
-#include "jit/dnnl/engine.hpp"
+#include "jit/dnnl/created_primitive.hpp"
 #include <kiln/error.hpp>
 
 namespace kiln::jitc::dnnl_ops {
@@ -43,10 +43,7 @@ dnnl::pooling_forward::primitive_desc make_pd(const Pool2dParams& params, bool a
 
 struct Pool2dPrimitive::Impl {
   Dims out_dims;
-  dnnl::pooling_forward::primitive_desc pd;
-  dnnl::pooling_forward primitive;
-  dnnl::memory::desc in_desc, out_desc;
-  size_t scratch_bytes = 0; // the scratchpad, known at creation
+  CreatedPrimitive core;
 };
 
 std::vector<int64_t> pool2d_output_dims(const Pool2dParams& params) {
@@ -66,33 +63,27 @@ std::optional<std::string> Pool2dPrimitive::refuse(const Pool2dParams& params) {
 }
 
 Pool2dPrimitive::Pool2dPrimitive(const Pool2dParams& params) {
-  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "Pool2dPrimitive: " + *reason);
-  auto impl = std::make_unique<Impl>();
-  impl->out_dims = pool2d_output_dims(params);
-  impl->pd = make_pd(params, false);
-  impl->primitive = dnnl::pooling_forward(impl->pd);
-  impl->in_desc = plain_desc(params.input_dims);
-  impl->out_desc = plain_desc(impl->out_dims);
-  impl->scratch_bytes = scratchpad_bytes(impl->pd);
-  impl_ = std::move(impl);
+  require_accepted("Pool2dPrimitive", refuse(params));
+  impl_ = std::make_unique<const Impl>(Impl{pool2d_output_dims(params), CreatedPrimitive(make_pd(params, false))});
 }
 
 Pool2dPrimitive::~Pool2dPrimitive() = default;
 Pool2dPrimitive::Pool2dPrimitive(Pool2dPrimitive&&) noexcept = default;
 Pool2dPrimitive& Pool2dPrimitive::operator=(Pool2dPrimitive&&) noexcept = default;
 
-size_t Pool2dPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
+size_t Pool2dPrimitive::scratch_bytes() const { return impl_->core.scratch_bytes(); }
 
 void Pool2dPrimitive::execute(const float* in, float* out, std::span<std::byte> scratch) const {
   require_buffer(in, "Pool2dPrimitive::execute", "the input");
   require_buffer(out, "Pool2dPrimitive::execute", "the result");
-  ArgMap bound{{DNNL_ARG_SRC, bind(impl_->in_desc, in)}, {DNNL_ARG_DST, bind(impl_->out_desc, out)}};
+  const CreatedPrimitive& core = impl_->core;
+  ArgMap bound{{DNNL_ARG_SRC, bind(core.src_desc(), in)}, {DNNL_ARG_DST, bind(core.dst_desc(), out)}};
   Scratch pieces(scratch, scratch_bytes());
-  run(impl_->primitive, impl_->pd, bound, pieces);
+  core.execute(bound, pieces);
 }
 
 const std::vector<int64_t>& Pool2dPrimitive::output_dims() const { return impl_->out_dims; }
 
-std::string Pool2dPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+std::string Pool2dPrimitive::implementation() const { return impl_->core.implementation(); }
 
 } // namespace kiln::jitc::dnnl_ops

@@ -1,5 +1,5 @@
 #include "jit/dnnl/softmax.hpp"
-#include "jit/dnnl/engine.hpp"
+#include "jit/dnnl/created_primitive.hpp"
 #include <cmath>
 #include <kiln/error.hpp>
 #include <limits>
@@ -41,10 +41,7 @@ void fill_rows_holding_nan(float* out, const std::vector<int64_t>& dims, int64_t
 
 struct SoftmaxPrimitive::Impl {
   SoftmaxParams params;
-  dnnl::softmax_v2_forward::primitive_desc pd;
-  dnnl::softmax_v2_forward primitive;
-  dnnl::memory::desc data_desc;
-  size_t scratch_bytes = 0; // the scratchpad, known at creation
+  CreatedPrimitive core;
 };
 
 std::optional<std::string> SoftmaxPrimitive::refuse(const SoftmaxParams& params) {
@@ -58,31 +55,26 @@ std::optional<std::string> SoftmaxPrimitive::refuse(const SoftmaxParams& params)
 }
 
 SoftmaxPrimitive::SoftmaxPrimitive(const SoftmaxParams& params) {
-  if (auto reason = refuse(params)) throw Error(ErrorKind::unsupported, "SoftmaxPrimitive: " + *reason);
-  auto impl = std::make_unique<Impl>();
-  impl->params = params;
-  impl->pd = make_pd(params, false);
-  impl->primitive = dnnl::softmax_v2_forward(impl->pd);
-  impl->data_desc = plain_desc(params.dims);
-  impl->scratch_bytes = scratchpad_bytes(impl->pd);
-  impl_ = std::move(impl);
+  require_accepted("SoftmaxPrimitive", refuse(params));
+  impl_ = std::make_unique<const Impl>(Impl{params, CreatedPrimitive(make_pd(params, false))});
 }
 
 SoftmaxPrimitive::~SoftmaxPrimitive() = default;
 SoftmaxPrimitive::SoftmaxPrimitive(SoftmaxPrimitive&&) noexcept = default;
 SoftmaxPrimitive& SoftmaxPrimitive::operator=(SoftmaxPrimitive&&) noexcept = default;
 
-size_t SoftmaxPrimitive::scratch_bytes() const { return impl_->scratch_bytes; }
+size_t SoftmaxPrimitive::scratch_bytes() const { return impl_->core.scratch_bytes(); }
 
 void SoftmaxPrimitive::execute(const float* in, float* out, std::span<std::byte> scratch) const {
   require_buffer(in, "SoftmaxPrimitive::execute", "the input");
   require_buffer(out, "SoftmaxPrimitive::execute", "the result");
-  ArgMap bound{{DNNL_ARG_SRC, bind(impl_->data_desc, in)}, {DNNL_ARG_DST, bind(impl_->data_desc, out)}};
+  const CreatedPrimitive& core = impl_->core;
+  ArgMap bound{{DNNL_ARG_SRC, bind(core.src_desc(), in)}, {DNNL_ARG_DST, bind(core.dst_desc(), out)}};
   Scratch pieces(scratch, scratch_bytes());
-  run(impl_->primitive, impl_->pd, bound, pieces);
+  core.execute(bound, pieces);
   fill_rows_holding_nan(out, impl_->params.dims, impl_->params.axis);
 }
 
-std::string SoftmaxPrimitive::implementation() const { return impl_->pd.impl_info_str(); }
+std::string SoftmaxPrimitive::implementation() const { return impl_->core.implementation(); }
 
 } // namespace kiln::jitc::dnnl_ops
