@@ -74,7 +74,9 @@ void bind_functional(py::module_& parent) {
   KILN_BIND_BINARY(matmul)
 #undef KILN_BIND_BINARY
 
-  m.def("where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return LOCATED(F::where(c, a, b)); });
+  m.def(
+      "where", [](const Tensor& c, const Tensor& a, const Tensor& b) { return LOCATED(F::where(c, a, b)); },
+      py::arg("cond"), py::arg("a"), py::arg("b"));
   m.def(
       "cast", [](const Tensor& x, DType d) { return LOCATED(F::cast(x, d)); }, py::arg("x"), py::arg("dtype"));
   m.def(
@@ -259,10 +261,16 @@ void bind_functional(py::module_& parent) {
   m.def(
       "reshape", [](const Tensor& x, const py::object& s) { return LOCATED(F::reshape(x, shape_from_py(s))); },
       py::arg("x"), py::arg("shape"));
-  m.def("permute", [](const Tensor& x, const std::vector<int64_t>& p) { return LOCATED(F::permute(x, p)); });
-  m.def("transpose", [](const Tensor& x, int64_t a, int64_t b) { return LOCATED(F::transpose(x, a, b)); });
-  m.def("broadcast_to",
-        [](const Tensor& x, const py::object& s) { return LOCATED(F::broadcast_to(x, shape_from_py(s))); });
+  m.def(
+      "permute", [](const Tensor& x, const std::vector<int64_t>& p) { return LOCATED(F::permute(x, p)); }, py::arg("x"),
+      py::arg("perm"));
+  m.def(
+      "transpose", [](const Tensor& x, int64_t a, int64_t b) { return LOCATED(F::transpose(x, a, b)); }, py::arg("x"),
+      py::arg("a"), py::arg("b"));
+  m.def(
+      "broadcast_to",
+      [](const Tensor& x, const py::object& s) { return LOCATED(F::broadcast_to(x, shape_from_py(s))); }, py::arg("x"),
+      py::arg("shape"));
   m.def(
       "concat", [](const std::vector<Tensor>& xs, int64_t a) { return LOCATED(F::concat(xs, a)); }, py::arg("xs"),
       py::arg("axis") = 0);
@@ -275,17 +283,24 @@ void bind_functional(py::module_& parent) {
         return LOCATED(F::slice(x, axis, bound_from_py(start, false), bound_from_py(end, true), step));
       },
       py::arg("x"), py::arg("axis"), py::arg("start") = py::none(), py::arg("end") = py::none(), py::arg("step") = 1);
-  m.def("squeeze", [](const Tensor& x, const py::object& a) { return LOCATED(F::squeeze(x, axes_from_py(a))); });
-  m.def("unsqueeze", [](const Tensor& x, const py::object& a) { return LOCATED(F::unsqueeze(x, axes_from_py(a))); });
+  m.def(
+      "squeeze", [](const Tensor& x, const py::object& a) { return LOCATED(F::squeeze(x, axes_from_py(a))); },
+      py::arg("x"), py::arg("axes"));
+  m.def(
+      "unsqueeze", [](const Tensor& x, const py::object& a) { return LOCATED(F::unsqueeze(x, axes_from_py(a))); },
+      py::arg("x"), py::arg("axes"));
   m.def(
       "flatten", [](const Tensor& x, int64_t s) { return LOCATED(F::flatten(x, s)); }, py::arg("x"),
       py::arg("start_axis") = 1);
-  m.def("gather", [](const Tensor& d, const Tensor& i, int64_t a) { return LOCATED(F::gather(d, i, a)); });
+  m.def(
+      "gather", [](const Tensor& d, const Tensor& i, int64_t a) { return LOCATED(F::gather(d, i, a)); },
+      py::arg("data"), py::arg("indices"), py::arg("axis"));
   m.def(
       "pad", [](const Tensor& x, const std::vector<int64_t>& p, double v) { return LOCATED(F::pad(x, p, v)); },
       py::arg("x"), py::arg("pads"), py::arg("value") = 0.0);
 
-  m.def("constant", [](const Tensor& v) { return LOCATED(F::constant(v)); });
+  m.def(
+      "constant", [](const Tensor& v) { return LOCATED(F::constant(v)); }, py::arg("value"));
   m.def(
       "constant_external",
       [](const std::string& name, const TensorLayout& layout) { return LOCATED(F::constant_external(name, layout)); },
