@@ -465,6 +465,27 @@ TEST_CASE("op params refuse missing, mistyped and out-of-domain attributes, and 
   CHECK_THROWS_WITH_AS(ir::verify_module(module), doctest::Contains("axis 5 is out of range for rank 2"), Error);
 }
 
+// One decoder and one inference serve every convolution row: conv<2> for conv2d, and a new
+// convolution of another rank names conv<N> in its row and nothing else.
+TEST_CASE("a convolution's params and inference take one value per spatial axis of their rank") {
+  const Attrs one_axis{{"stride", Attr::of_ints({2})},
+                       {"padding", Attr::of_ints({1})},
+                       {"dilation", Attr::of_ints({3})},
+                       {"groups", Attr::of_int(2)}};
+  const ir::OpParams params = ir::decode::conv<1>(one_axis, {});
+  CHECK(params == ir::OpParams{ir::ConvParams{{2}, {1}, {3}, 2}});
+  CHECK(ir::decode::conv<1>(ir::encode_params(params), {}) == params);
+  const std::vector<ValueType> in{f32({Dim(5), Dim(4), Dim(17)}), f32({Dim(6), Dim(2), Dim(3)})};
+  // (17 + 2 * 1 - 3 * (3 - 1) - 1) / 2 + 1 = 7
+  CHECK(ir::infer::conv<1>(in, params)[0].shape == Shape{Dim(5), Dim(6), Dim(7)});
+  CHECK_THROWS_WITH_AS(ir::decode::conv<2>(one_axis, {}), "stride needs 2 values, got 1", ir::AttrError);
+  CHECK_THROWS_WITH_AS(ir::infer::conv<2>(in, params), doctest::Contains("needs NCHW input and OIHW weight"),
+                       ir::InferError);
+  const std::vector<ValueType> short_input{f32({Dim(5), Dim(4), Dim(2)}), in[1]};
+  CHECK_THROWS_WITH_AS(ir::infer::conv<1>(short_input, params), "window 7 is larger than the padded input 4",
+                       ir::InferError);
+}
+
 TEST_CASE("every row of the op table names its params decoder") {
   for (int k = 0; k < ir::kNumOpKinds; ++k) {
     const ir::OpInfo& info = ir::op_info(OpKind(k));

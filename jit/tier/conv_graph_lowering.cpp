@@ -162,9 +162,9 @@ Planned<ConvStagePlan> plan_conv_stage(const GraphRewriter& rw, ir::OpId id, int
   const ir::ConvParams& conv = ir::params_of<ir::ConvParams>(op);
   dnnl_ops::Conv2dParams params{rw.dims(op.operands[0]),
                                 rw.dims(op.operands[1]),
-                                conv.stride,
-                                conv.padding,
-                                conv.dilation,
+                                {conv.stride[0], conv.stride[1]},
+                                {conv.padding[0], conv.padding[1]},
+                                {conv.dilation[0], conv.dilation[1]},
                                 conv.groups,
                                 op.operands.size() > 2,
                                 {}};

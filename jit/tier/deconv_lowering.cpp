@@ -36,8 +36,15 @@ Planned<Deconv2dPlan> plan_deconv2d(const GraphRewriter& rw, ir::OpId id) {
   const std::optional<Tensor> weight = constant_tensor(rw, op.operands[1]);
   if (!weight) return "the weight is not a constant";
   const ir::ConvTransposeParams& p = ir::params_of<ir::ConvTransposeParams>(op);
-  Deconv2dPlan plan{{rw.dims(op.operands[0]), rw.dims(op.operands[1]), p.conv.stride, p.conv.padding, p.output_padding,
-                     p.conv.dilation, p.conv.groups, op.operands.size() > 2},
+  const ir::ConvParams& c = p.conv;
+  Deconv2dPlan plan{{rw.dims(op.operands[0]),
+                     rw.dims(op.operands[1]),
+                     {c.stride[0], c.stride[1]},
+                     {c.padding[0], c.padding[1]},
+                     p.output_padding,
+                     {c.dilation[0], c.dilation[1]},
+                     c.groups,
+                     op.operands.size() > 2},
                     *weight};
   if (auto reason = dnnl_ops::Deconv2dPrimitive::refuse(plan.params)) return *reason;
   return plan;

@@ -44,6 +44,14 @@ Shape get_bounds(const Attrs& attrs, const std::string& name) {
   return bounds;
 }
 
+Spatial get_spatial(const Attrs& attrs, const std::string& name, int rank) {
+  const Attr::Ints& values = get_ints(attrs, name);
+  if (values.size() != size_t(rank))
+    throw AttrError(name + " needs " + std::to_string(rank) + (rank == 1 ? " value" : " values") + ", got " +
+                    std::to_string(values.size()));
+  return values;
+}
+
 Pair get_pair(const Attrs& attrs, const std::string& name) {
   const Attr::Ints& values = get_ints(attrs, name);
   if (values.size() != 2) throw AttrError(name + " needs 2 values, got " + std::to_string(values.size()));
@@ -149,9 +157,9 @@ OpParams norm(const Attrs& attrs, Types in) {
                     optional<double>(attrs, "eps", "f64", 1e-5)};
 }
 OpParams batch_norm(const Attrs& attrs, Types) { return BatchNormParams{optional<double>(attrs, "eps", "f64", 1e-5)}; }
-OpParams conv(const Attrs& attrs, Types) {
-  return ConvParams{get_pair(attrs, "stride"), get_pair(attrs, "padding"), get_pair(attrs, "dilation"),
-                    get_int(attrs, "groups")};
+OpParams conv_of_rank(const Attrs& attrs, int spatial_rank) {
+  return ConvParams{get_spatial(attrs, "stride", spatial_rank), get_spatial(attrs, "padding", spatial_rank),
+                    get_spatial(attrs, "dilation", spatial_rank), get_int(attrs, "groups")};
 }
 OpParams max_pool(const Attrs& attrs, Types) { return decode_pool(attrs); }
 OpParams avg_pool(const Attrs& attrs, Types) {
@@ -232,7 +240,7 @@ OpParams group_norm(const Attrs& attrs, Types) {
   return GroupNormParams{groups, optional<double>(attrs, "eps", "f64", 1e-5)};
 }
 OpParams conv_transpose(const Attrs& attrs, Types in) {
-  return ConvTransposeParams{std::get<ConvParams>(conv(attrs, in)), get_pair(attrs, "output_padding")};
+  return ConvTransposeParams{std::get<ConvParams>(conv<2>(attrs, in)), get_pair(attrs, "output_padding")};
 }
 OpParams interpolate(const Attrs& attrs, Types) {
   InterpolateParams p;
@@ -298,9 +306,9 @@ struct Encoder {
   }
   Attrs operator()(const BatchNormParams& p) const { return {{"eps", Attr::of_float(p.eps)}}; }
   Attrs operator()(const ConvParams& p) const {
-    return {{"stride", pair(p.stride)},
-            {"padding", pair(p.padding)},
-            {"dilation", pair(p.dilation)},
+    return {{"stride", ints(p.stride)},
+            {"padding", ints(p.padding)},
+            {"dilation", ints(p.dilation)},
             {"groups", Attr::of_int(p.groups)}};
   }
   Attrs operator()(const PoolParams& p) const {

@@ -105,9 +105,13 @@ struct GroupNormParams {
 };
 
 using Pair = std::array<int64_t, 2>; // [height, width]
+// One value per spatial axis of a convolution: [length], or [height, width].
+using Spatial = std::vector<int64_t>;
 
+// A convolution's stride, padding (on both sides) and dilation (1: dense), one value per spatial
+// axis, and its channel groups.
 struct ConvParams {
-  Pair stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  Spatial stride, padding, dilation;
   int64_t groups = 1;
   friend bool operator==(const ConvParams&, const ConvParams&) = default;
 };
@@ -299,7 +303,6 @@ KILN_DECODER(argmax)
 KILN_DECODER(axis)
 KILN_DECODER(norm)
 KILN_DECODER(batch_norm)
-KILN_DECODER(conv)
 KILN_DECODER(max_pool)
 KILN_DECODER(avg_pool)
 KILN_DECODER(shape)
@@ -324,6 +327,12 @@ KILN_DECODER(group_norm)
 KILN_DECODER(conv_transpose)
 KILN_DECODER(interpolate)
 #undef KILN_DECODER
+// A convolution over `spatial_rank` axes: stride, padding and dilation of that many values each.
+OpParams conv_of_rank(const Attrs& attrs, int spatial_rank);
+// The decoder of a convolution row (conv<2> for conv2d): every spatial rank is one template away.
+template <int SpatialRank> OpParams conv(const Attrs& attrs, std::span<const ValueType>) {
+  return conv_of_rank(attrs, SpatialRank);
+}
 } // namespace decode
 // The attributes that decode to `params` (the printer's form of the op).
 Attrs encode_params(const OpParams& params);

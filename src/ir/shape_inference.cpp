@@ -202,10 +202,18 @@ Dim window_dim(const Dim& size, int64_t kernel, int64_t stride, int64_t pad, int
   return (size + Dim(checked_mul(2, pad, "padding")) - Dim(span)) / Dim(stride) + Dim(1);
 }
 
-Types conv2d(In in, const OpParams& params) {
+// How a convolution's input and weight are laid out, for messages.
+std::string conv_layouts(int spatial_rank) {
+  if (spatial_rank == 2) return "NCHW input and OIHW weight";
+  if (spatial_rank == 1) return "[N, C, L] input and [O, C / groups, K] weight";
+  return "[N, C, " + std::to_string(spatial_rank) + " spatial dims] input and a weight of its rank";
+}
+
+Types conv_of_rank(In in, const OpParams& params, int spatial_rank) {
   const Shape &x = in[0].shape, &w = in[1].shape;
-  if (x.size() != 4 || w.size() != 4)
-    throw InferError("needs NCHW input and OIHW weight, got " + str(x) + " and " + str(w));
+  const size_t rank = size_t(spatial_rank) + 2;
+  if (x.size() != rank || w.size() != rank)
+    throw InferError("needs " + conv_layouts(spatial_rank) + ", got " + str(x) + " and " + str(w));
   require_same_dtype(in, 0, 1);
   const auto& [stride, pad, dil, groups] = std::get<ConvParams>(params);
   int64_t c = static_size(x[1], "input channels"), o = static_size(w[0], "output channels");
@@ -217,9 +225,15 @@ Types conv2d(In in, const OpParams& params) {
                      str(x) + " has " + std::to_string(c / groups));
   if (in.size() == 3 && in[2].shape != Shape{w[0]})
     throw InferError("bias has shape " + str(in[2].shape) + ", expected [" + std::to_string(o) + "]");
-  Dim h = window_dim(x[2], static_size(w[2], "kernel height"), stride[0], pad[0], dil[0]);
-  Dim wd = window_dim(x[3], static_size(w[3], "kernel width"), stride[1], pad[1], dil[1]);
-  return {tensor_of(in[0].dtype, {x[0], w[0], h, wd})};
+  Shape result{x[0], w[0]};
+  for (size_t axis = 0; axis < size_t(spatial_rank); ++axis) {
+    const std::string kernel_name = spatial_rank == 1   ? "kernel size"
+                                    : spatial_rank == 2 ? (axis == 0 ? "kernel height" : "kernel width")
+                                                        : "kernel dim " + std::to_string(axis);
+    result.push_back(
+        window_dim(x[2 + axis], static_size(w[2 + axis], kernel_name.c_str()), stride[axis], pad[axis], dil[axis]));
+  }
+  return {tensor_of(in[0].dtype, result)};
 }
 
 Types pool2d(In in, const OpParams& params) {

@@ -22,7 +22,11 @@ Types cumsum(In in, const OpParams& params);
 Types layer_norm(In in, const OpParams& params);
 Types batch_norm(In in, const OpParams& params);
 Types matmul(In in, const OpParams& params);
-Types conv2d(In in, const OpParams& params);
+// A convolution over `spatial_rank` axes: [N, C, spatial...] input, [O, C / groups, kernel...]
+// weight, optional bias [O].
+Types conv_of_rank(In in, const OpParams& params, int spatial_rank);
+// The inference of a convolution row (conv<2> for conv2d).
+template <int SpatialRank> Types conv(In in, const OpParams& params) { return conv_of_rank(in, params, SpatialRank); }
 Types pool2d(In in, const OpParams& params);
 Types adaptive_pool2d(In in, const OpParams& params);
 Types group_norm(In in, const OpParams& params);

@@ -19,10 +19,16 @@ using ir::OpKind;
 using trace::apply1;
 
 // A [height, width] option; kiln::Error(spec) naming the op and option otherwise.
+static ir::Spatial option_values(const std::vector<int64_t>& values, size_t count, const char* name,
+                                 const std::string& op) {
+  if (values.size() != count)
+    throw Error(ErrorKind::spec,
+                op + ": " + name + " needs " + std::to_string(count) + " values, got " + std::to_string(values.size()));
+  return values;
+}
 static ir::Pair option_pair(const std::vector<int64_t>& values, const char* name, const std::string& op) {
-  if (values.size() != 2)
-    throw Error(ErrorKind::spec, op + ": " + name + " needs 2 values, got " + std::to_string(values.size()));
-  return {values[0], values[1]};
+  const ir::Spatial pair = option_values(values, 2, name, op);
+  return {pair[0], pair[1]};
 }
 
 #define KILN_UNARY(name)                                                                                               \
@@ -286,8 +292,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& o, Loc loc) {
   const std::string op = "kiln.conv2d at " + trace::to_source_loc(loc).to_string();
-  const ir::ConvParams params{option_pair(o.stride, "stride", op), option_pair(o.padding, "padding", op),
-                              option_pair(o.dilation, "dilation", op), o.groups};
+  const ir::ConvParams params{option_values(o.stride, 2, "stride", op), option_values(o.padding, 2, "padding", op),
+                              option_values(o.dilation, 2, "dilation", op), o.groups};
   return apply1(OpKind::conv2d, defined_only({x, weight, bias}), encode_params(params), loc);
 }
 
@@ -314,8 +320,9 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const std::vector<int64_t>& output_s
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const ConvTranspose2dOptions& o,
                         Loc loc) {
   const std::string op = "kiln.conv_transpose2d at " + trace::to_source_loc(loc).to_string();
-  const ir::ConvTransposeParams params{{option_pair(o.stride, "stride", op), option_pair(o.padding, "padding", op),
-                                        option_pair(o.dilation, "dilation", op), o.groups},
+  const ir::ConvTransposeParams params{{option_values(o.stride, 2, "stride", op),
+                                        option_values(o.padding, 2, "padding", op),
+                                        option_values(o.dilation, 2, "dilation", op), o.groups},
                                        option_pair(o.output_padding, "output_padding", op)};
   return apply1(OpKind::conv_transpose2d, defined_only({x, weight, bias}), encode_params(params), loc);
 }
