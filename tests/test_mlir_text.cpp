@@ -231,6 +231,14 @@ void add_nn_ops(FunctionBuilder& b, ValueId x, ValueId image) {
         {"padding", Attr::of_ints({1, 1})},
         {"dilation", Attr::of_ints({1, 1})},
         {"groups", Attr::of_int(2)}});
+  ValueId row_filters = b.typed(OpKind::constant_external, {}, {tensor_type(DType::f32, {4, 2, 5})},
+                                {{"name", Attr::of_string("conv1d.weight")}})[0];
+  ValueId rows = b.op(OpKind::reshape, {image}, {{"shape", Attr::of_shape({2, 4, 36})}});
+  b.op(OpKind::conv1d, {rows, row_filters},
+       {{"stride", Attr::of_ints({2})},
+        {"padding", Attr::of_ints({1})},
+        {"dilation", Attr::of_ints({3})},
+        {"groups", Attr::of_int(2)}});
   b.op(OpKind::max_pool2d, {image},
        {{"kernel", Attr::of_ints({2, 2})}, {"stride", Attr::of_ints({2, 2})}, {"padding", Attr::of_ints({0, 0})}});
   b.op(OpKind::avg_pool2d, {image},

@@ -277,6 +277,10 @@ void check_op(OpKind kind) {
           return F::conv2d(x, w, Tensor(), {.stride = {2, 1}, .padding = {1, 1}});
         },
         finite({2, 3, 17, 7}, 43), finite({5, 3, 3, 3}, 44));
+  case OpKind::conv1d:
+    return check_tiers(
+        name, [](Tensor x, Tensor w) { return F::conv1d(x, w, Tensor(), {.stride = 2, .padding = 1, .dilation = 2}); },
+        finite({2, 3, 1023}, 71), finite({4, 3, 5}, 72));
   case OpKind::max_pool2d:
     return check_tiers(
         name,

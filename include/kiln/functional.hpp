@@ -144,6 +144,16 @@ struct Conv2dOptions {
 // NCHW input, OIHW weight; bias may be undefined.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& options = {},
               Loc loc = Loc::current());
+// torch.nn.functional.conv1d: [N, C, L] input, [O, C / groups, K] weight; bias [O] may be undefined.
+// padding is added at both ends of L.
+struct Conv1dOptions {
+  int64_t stride = 1;
+  int64_t padding = 0;
+  int64_t dilation = 1;
+  int64_t groups = 1;
+};
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv1dOptions& options = {},
+              Loc loc = Loc::current());
 struct Pool2dOptions {
   std::vector<int64_t> kernel{2, 2};
   std::vector<int64_t> stride{}; // empty: same as kernel

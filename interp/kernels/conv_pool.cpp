@@ -13,7 +13,7 @@ using exec::KernelArgs;
 
 namespace {
 
-// The sliding-window geometry shared by conv2d and the pools.
+// The sliding-window geometry shared by the convolutions and the pools.
 struct Window {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;
 };
@@ -27,14 +27,24 @@ int64_t window_output(int64_t size, int64_t kernel, int64_t stride, int64_t pad,
   }
 }
 
-// Checks that the preallocated NCHW result has the dims the window implies.
-void check_output(const KernelArgs& args, const Window& w, int64_t channels) {
-  std::span<const int64_t> x = args.inputs[0].dims, y = args.outputs[0].dims;
-  if (x.size() != 4 || y.size() != 4 || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0 || y[0] != x[0] ||
-      y[1] != channels || y[2] != window_output(x[2], w.kh, w.sh, w.ph, w.dh) ||
+// Dims as NCHW: conv1d's [N, C, L] is one row of an image, [N, C, 1, L], and runs as one.
+std::vector<int64_t> as_image(std::span<const int64_t> dims) {
+  if (dims.size() == 3) return {dims[0], dims[1], 1, dims[2]};
+  return {dims.begin(), dims.end()};
+}
+
+// A convolution's input rank: conv1d's [N, C, L], else NCHW.
+size_t conv_rank(const ir::Op& op) { return op.kind == ir::OpKind::conv1d ? 3 : 4; }
+
+// Checks that the preallocated result, of the input's rank, has the dims the window implies.
+void check_output(const KernelArgs& args, const Window& w, int64_t channels, size_t rank = 4) {
+  std::span<const int64_t> given_x = args.inputs[0].dims, given_y = args.outputs[0].dims;
+  const std::vector<int64_t> x = as_image(given_x), y = as_image(given_y);
+  if (given_x.size() != rank || given_y.size() != rank || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0 ||
+      y[0] != x[0] || y[1] != channels || y[2] != window_output(x[2], w.kh, w.sh, w.ph, w.dh) ||
       y[3] != window_output(x[3], w.kw, w.sw, w.pw, w.dw))
-    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": result " + dims_string(y) +
-                                      " does not match the window over input " + dims_string(x));
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": result " + dims_string(given_y) +
+                                      " does not match the window over input " + dims_string(given_x));
 }
 
 struct ConvShape {
@@ -45,25 +55,31 @@ struct ConvShape {
 };
 
 ConvShape conv_shape(const KernelArgs& args, const Window& w, int64_t groups) {
-  std::span<const int64_t> x = args.inputs[0].dims, k = args.inputs[1].dims, y = args.outputs[0].dims;
-  const bool ok = x.size() == 4 && k.size() == 4 && groups > 0 && x[1] % groups == 0 && k[0] % groups == 0 &&
-                  k[1] == x[1] / groups && (args.inputs.size() < 3 || args.inputs[2].numel() == k[0]);
+  std::span<const int64_t> given_x = args.inputs[0].dims, given_k = args.inputs[1].dims;
+  const size_t rank = conv_rank(args.op);
+  const std::vector<int64_t> x = as_image(given_x), k = as_image(given_k), y = as_image(args.outputs[0].dims);
+  const bool ok = given_x.size() == rank && given_k.size() == rank && groups > 0 && x[1] % groups == 0 &&
+                  k[0] % groups == 0 && k[1] == x[1] / groups &&
+                  (args.inputs.size() < 3 || args.inputs[2].numel() == k[0]);
   if (!ok)
-    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": input " + dims_string(x) + ", weight " + dims_string(k) +
-                                      " and groups " + std::to_string(groups) + " do not fit together");
-  check_output(args, w, k[0]);
+    throw Error(ErrorKind::shape, ir::op_place(args.op) + ": input " + dims_string(given_x) + ", weight " +
+                                      dims_string(given_k) + " and groups " + std::to_string(groups) +
+                                      " do not fit together");
+  check_output(args, w, k[0], rank);
   return {x[0], x[1], x[2], x[3], k[0], groups, y[2], y[3]};
 }
 
-// conv2d's window: the kernel's extent from the weight, the rest from the op's params.
+// A convolution's window: the kernel's extent from the weight, the rest from the op's params (one
+// value per spatial axis; conv1d's row has height 1).
 Window conv_window(const KernelArgs& args) {
   const auto& [stride, padding, dilation, groups] = ir::params_of<ir::ConvParams>(args.op);
-  std::span<const int64_t> k = args.inputs[1].dims;
+  const std::vector<int64_t> k = as_image(args.inputs[1].dims);
   const int64_t kh = k.size() == 4 ? k[2] : 0, kw = k.size() == 4 ? k[3] : 0;
+  if (stride.size() == 1) return {kh, kw, 1, stride[0], 0, padding[0], 1, dilation[0]};
   return {kh, kw, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
 }
 
-// conv2d's working memory: one im2col buffer per thread convolving images in parallel, or one;
+// A convolution's working memory: one im2col buffer per thread convolving images in parallel, or one;
 // none for a pointwise convolution, which reads the image as its own column matrix.
 // The scratch: `count` column buffers of `elements`, then (f32 GEMMs) one GEMM workspace of
 // `gemm_bytes` per buffer slot, from gemm_offset (64-byte aligned).
@@ -92,7 +108,7 @@ ColumnBuffers column_buffers(const ConvShape& s, const Window& w, size_t element
   ColumnBuffers buffers{pointwise, tasks_in_parallel, pointwise ? 0 : patch * s.out_plane(),
                         pointwise ? 0 : (tasks_in_parallel ? exec::num_threads() : 1)};
   const int64_t column_bytes =
-      checked_mul(checked_mul(buffers.elements, buffers.count, "conv2d scratch"), int64_t(element), "conv2d scratch");
+      checked_mul(checked_mul(buffers.elements, buffers.count, "conv scratch"), int64_t(element), "conv scratch");
   buffers.gemm_offset = (size_t(column_bytes) + 63) / 64 * 64;
   if (element == sizeof(float)) buffers.gemm_bytes = gemm_workspace_bytes(conv_gemm_shape(s, w, tasks_in_parallel));
   return buffers;
@@ -123,7 +139,7 @@ template <class T> void im2col(const T* image, const ConvShape& s, const Window&
   });
 }
 
-// What conv2d derives from the op and its static dims: the checked shape, the window and the
+// What a convolution derives from the op and its static dims: the checked shape, the window and the
 // thread split its column buffers were sized for.
 struct ConvPlan {
   Window w;
@@ -131,7 +147,7 @@ struct ConvPlan {
   ColumnBuffers buffers;
 };
 
-template <class T> void conv2d_typed(const KernelArgs& args, const ConvPlan& plan) {
+template <class T> void conv_typed(const KernelArgs& args, const ConvPlan& plan) {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const Window& w = plan.w;
   const ConvShape& s = plan.s;
@@ -144,7 +160,7 @@ template <class T> void conv2d_typed(const KernelArgs& args, const ConvPlan& pla
   const bool pointwise = buffers.pointwise, tasks_in_parallel = buffers.tasks_in_parallel;
   const size_t needed = buffers.bytes();
   if (args.scratch.size() < needed)
-    throw Error(ErrorKind::internal, ir::op_place(args.op) + ": conv2d needs " + std::to_string(needed) +
+    throw Error(ErrorKind::internal, ir::op_place(args.op) + ": needs " + std::to_string(needed) +
                                          " bytes of scratch, the plan gave " + std::to_string(args.scratch.size()));
   const int64_t tasks = s.batch * s.groups;
   auto convolve = [&](int64_t task) {
@@ -177,6 +193,14 @@ template <class T> void conv2d_typed(const KernelArgs& args, const ConvPlan& pla
         out.row(o).array() += bias[g * s.group_out() + o];
   };
   exec::parallel_for(tasks, tasks_in_parallel, convolve);
+}
+
+// conv1d and conv2d: f16 and bf16 convolve in f32.
+void convolve(const KernelArgs& args, Kernel self) {
+  if (has_half_operand(args)) return run_in_f32(args, self);
+  const ConvPlan& plan = prepared<ConvPlan>(args);
+  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
+                 [&](auto e) { conv_typed<typename decltype(e)::Storage>(args, plan); });
 }
 
 enum class Pool { max, average };
@@ -318,8 +342,8 @@ template <class T> void conv_transpose2d_typed(const KernelArgs& args, const Tra
 
 } // namespace
 
-exec::PreparedState prepare_conv2d(const ir::Op& op, std::span<const exec::View> inputs,
-                                   std::span<const exec::View> outputs) {
+exec::PreparedState prepare_convolution(const ir::Op& op, std::span<const exec::View> inputs,
+                                        std::span<const exec::View> outputs) {
   const KernelArgs args{op, inputs, outputs};
   require_uniform_dtype(args);
   const Window w = conv_window(args);
@@ -333,14 +357,11 @@ exec::PreparedState prepare_pool2d(const ir::Op& op, std::span<const exec::View>
   return make_prepared(pool_plan(KernelArgs{op, inputs, outputs}));
 }
 
-void conv2d(const KernelArgs& args) {
-  if (has_half_operand(args)) return run_in_f32(args, conv2d);
-  const ConvPlan& plan = prepared<ConvPlan>(args);
-  dispatch_dtype(WideFloatDTypes{}, args.inputs[0].dtype, args.op,
-                 [&](auto e) { conv2d_typed<typename decltype(e)::Storage>(args, plan); });
-}
+void conv1d(const KernelArgs& args) { convolve(args, conv1d); }
+void conv2d(const KernelArgs& args) { convolve(args, conv2d); }
 
-size_t conv2d_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs, std::span<const exec::View> outputs) {
+size_t convolution_scratch_bytes(const ir::Op& op, std::span<const exec::View> inputs,
+                                 std::span<const exec::View> outputs) {
   const KernelArgs args{op, inputs, outputs};
   const Window w = conv_window(args);
   const size_t element = args.inputs[0].dtype == DType::f64 ? sizeof(double) : sizeof(float);
@@ -409,11 +430,12 @@ void conv_transpose2d(const KernelArgs& args) {
 void max_pool2d(const KernelArgs& args) { pool(args, Pool::max, max_pool2d); }
 void avg_pool2d(const KernelArgs& args) { pool(args, Pool::average, avg_pool2d); }
 
-// Windows are checked and measured once; conv2d takes its column buffers and GEMM blocks from the
-// plan's scratch.
+// Windows are checked and measured once; the convolutions take their column buffers and GEMM
+// blocks from the plan's scratch.
 std::span<const KernelSetup> conv_pool_setups() {
   static constexpr KernelSetup kSetups[] = {
-      KILN_KERNEL_SETUP(conv2d, prepare_conv2d, conv2d_scratch_bytes),
+      KILN_KERNEL_SETUP(conv1d, prepare_convolution, convolution_scratch_bytes),
+      KILN_KERNEL_SETUP(conv2d, prepare_convolution, convolution_scratch_bytes),
       KILN_KERNEL_SETUP(max_pool2d, prepare_pool2d, nullptr),
       KILN_KERNEL_SETUP(avg_pool2d, prepare_pool2d, nullptr),
       KILN_KERNEL_SETUP(adaptive_avg_pool2d, prepare_adaptive_avg_pool2d, nullptr),

@@ -15,7 +15,14 @@
 
 namespace kiln::jitc::tier {
 
+// The convolutions this lowering takes: conv1d runs as oneDNN's 2-D convolution of one row.
+constexpr ir::OpKind kConvolutions[] = {ir::OpKind::conv2d, ir::OpKind::conv1d};
+
 namespace {
+
+bool is_convolution(ir::OpKind kind) {
+  return std::find(std::begin(kConvolutions), std::end(kConvolutions), kind) != std::end(kConvolutions);
+}
 
 // One convolution of a graph of them, with the epilogue its primitive applies, and where it reads
 // its tensors: the step's inputs (plain NCHW) or earlier stages' results (in their own layouts).
@@ -153,21 +160,33 @@ Epilogue conv_epilogue(const GraphRewriter& rw, const ir::Op& op, const std::opt
   return epilogue;
 }
 
+// The convolution as oneDNN's 2-D one: conv1d's [N, C, L] input and [O, C / groups, K] weight are
+// the same bytes as [N, C, 1, L] and [O, C / groups, 1, K], its result as [N, O, 1, L'].
+dnnl_ops::Conv2dParams as_conv2d(const GraphRewriter& rw, const ir::Op& op) {
+  const ir::ConvParams& conv = ir::params_of<ir::ConvParams>(op);
+  std::vector<int64_t> x = rw.dims(op.operands[0]), w = rw.dims(op.operands[1]);
+  const bool has_bias = op.operands.size() > 2;
+  if (conv.stride.size() != 1)
+    return {x,
+            w,
+            {conv.stride[0], conv.stride[1]},
+            {conv.padding[0], conv.padding[1]},
+            {conv.dilation[0], conv.dilation[1]},
+            conv.groups,
+            has_bias,
+            {}};
+  x.insert(x.begin() + std::min<ptrdiff_t>(2, ptrdiff_t(x.size())), 1);
+  w.insert(w.begin() + std::min<ptrdiff_t>(2, ptrdiff_t(w.size())), 1);
+  return {x, w, {1, conv.stride[0]}, {0, conv.padding[0]}, {1, conv.dilation[0]}, conv.groups, has_bias, {}};
+}
+
 Planned<ConvStagePlan> plan_conv_stage(const GraphRewriter& rw, ir::OpId id, int64_t slices,
                                        bool residuals_allowed = true) {
   const ir::Op& op = rw.op(id);
   if (!is_f32(rw, op.operands) || !is_f32(rw, op.results)) return "not f32";
   const std::optional<Tensor> weight = constant_tensor(rw, op.operands[1]);
   if (!weight) return "the weight is not a constant";
-  const ir::ConvParams& conv = ir::params_of<ir::ConvParams>(op);
-  dnnl_ops::Conv2dParams params{rw.dims(op.operands[0]),
-                                rw.dims(op.operands[1]),
-                                {conv.stride[0], conv.stride[1]},
-                                {conv.padding[0], conv.padding[1]},
-                                {conv.dilation[0], conv.dilation[1]},
-                                conv.groups,
-                                op.operands.size() > 2,
-                                {}};
+  dnnl_ops::Conv2dParams params = as_conv2d(rw, op);
   std::optional<FoldedBatchNorm> folded = fold_batch_norm(rw, op, *weight);
   params.has_bias = params.has_bias || folded;
   params.input_dims[0] /= slices;
@@ -226,7 +245,7 @@ private:
   // A convolution reading a stage's result in that stage's layout, with its residual available.
   bool try_join(ir::OpId id, bool residuals_allowed = true) {
     const ir::Op& op = rw_.op(id);
-    if (op.kind != ir::OpKind::conv2d || !rw_.is_open(id) || taken_.contains(id)) return false;
+    if (!is_convolution(op.kind) || !rw_.is_open(id) || taken_.contains(id)) return false;
     const auto input = stage_of_.find(op.operands[0]);
     if (input == stage_of_.end()) return false;
     Planned<ConvStagePlan> planned = plan_conv_stage(rw_, id, slices_, residuals_allowed);
@@ -260,7 +279,7 @@ private:
     if (def_id < head_) return true;
     for (ir::OpId id = head_ + 1; id < def_id; ++id) {
       const ir::Op& op = rw_.op(id);
-      if (op.kind != ir::OpKind::conv2d || !stage_of_.contains(op.operands[0]) || !try_join(id, false)) continue;
+      if (!is_convolution(op.kind) || !stage_of_.contains(op.operands[0]) || !try_join(id, false)) continue;
       if (stage_of_.contains(residual)) return true;
       drop_last();
     }
@@ -326,8 +345,8 @@ int64_t batch_slices(const std::vector<int64_t>& input_dims) {
 
 // The head of a graph; the convolutions that join it are decided when it is lowered.
 std::optional<std::string> refuse_conv2d(const GraphRewriter& rw, ir::OpId id) {
-  const std::vector<int64_t> input_dims = rw.dims(rw.op(id).operands[0]);
-  if (input_dims.size() != 4) return "the input is not NCHW";
+  const std::vector<int64_t> input_dims = as_conv2d(rw, rw.op(id)).input_dims;
+  if (input_dims.size() != 4) return "the input is not NCHW ([N, C, L] for conv1d)";
   return refusal_of(plan_conv_stage(rw, id, batch_slices(input_dims)));
 }
 
@@ -348,6 +367,7 @@ void lower_conv2d(GraphRewriter& rw, ir::OpId id) {
     const ir::Op& op = rw.op(stage.id);
     std::string note =
         stage.primitive->implementation() + ", constant weight '" + constant_name(rw, op.operands[1]) + "'";
+    if (op.kind == ir::OpKind::conv1d) note += ", as a 2-D convolution of one row";
     if (stage.folded) note += ", batch_norm " + ir::op_name(rw.source(), stage.epilogue.ops.front()) + " folded in";
     if (stage.input_stage)
       note += ", reads " + ir::op_name(rw.source(), stages[*stage.input_stage].id) + "'s result in its own layout";
@@ -371,7 +391,6 @@ void lower_conv2d(GraphRewriter& rw, ir::OpId id) {
 
 } // namespace
 
-constexpr ir::OpKind kConvolutions[] = {ir::OpKind::conv2d};
 const Implementation kDnnlConv2d{{"dnnl.conv2d"}, refuse_conv2d, lower_conv2d, kConvolutions};
 
 } // namespace kiln::jitc::tier

@@ -19,6 +19,16 @@ std::vector<int64_t> pair_from_py(const py::object& v) {
   return v.cast<std::vector<int64_t>>();
 }
 
+// A conv1d hyperparameter as torch takes it: an int, or a sequence of one.
+int64_t one_from_py(const py::object& v, const char* name) {
+  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  const auto values = v.cast<std::vector<int64_t>>();
+  if (values.size() != 1)
+    throw Error(ErrorKind::spec,
+                std::string("kiln.conv1d: ") + name + " needs 1 value, got " + std::to_string(values.size()));
+  return values[0];
+}
+
 // A slice bound: an int (negative counts from the end), a kiln.Dim, or None (the axis' end).
 Dim bound_from_py(const py::object& v, bool is_end) {
   if (v.is_none()) return is_end ? Dim(INT64_MAX) : Dim(0);
@@ -163,6 +173,16 @@ void bind_functional(py::module_& parent) {
          const py::object& dilation, int64_t groups) {
         F::Conv2dOptions o{pair_from_py(stride), pair_from_py(padding), pair_from_py(dilation), groups};
         return LOCATED(F::conv2d(x, w, or_undefined(b), o));
+      },
+      py::arg("x"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1, py::arg("padding") = 0,
+      py::arg("dilation") = 1, py::arg("groups") = 1);
+  m.def(
+      "conv1d",
+      [](const Tensor& x, const Tensor& w, const OptionalTensor& b, const py::object& stride, const py::object& padding,
+         const py::object& dilation, int64_t groups) {
+        const F::Conv1dOptions o{one_from_py(stride, "stride"), one_from_py(padding, "padding"),
+                                 one_from_py(dilation, "dilation"), groups};
+        return LOCATED(F::conv1d(x, w, or_undefined(b), o));
       },
       py::arg("x"), py::arg("weight"), py::arg("bias") = py::none(), py::arg("stride") = 1, py::arg("padding") = 0,
       py::arg("dilation") = 1, py::arg("groups") = 1);

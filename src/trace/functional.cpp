@@ -297,6 +297,11 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const C
   return apply1(OpKind::conv2d, defined_only({x, weight, bias}), encode_params(params), loc);
 }
 
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv1dOptions& o, Loc loc) {
+  const ir::ConvParams params{{o.stride}, {o.padding}, {o.dilation}, o.groups};
+  return apply1(OpKind::conv1d, defined_only({x, weight, bias}), encode_params(params), loc);
+}
+
 static ir::PoolParams pool_window(const Pool2dOptions& o, const std::string& op) {
   return {option_pair(o.kernel, "kernel", op), option_pair(o.stride.empty() ? o.kernel : o.stride, "stride", op),
           option_pair(o.padding, "padding", op)};
