@@ -158,6 +158,45 @@ TEST_CASE("Conv2d matches a naive loop with stride, padding, dilation and groups
   }
 }
 
+TEST_CASE("Conv1d matches a naive loop with stride, padding, dilation and groups") {
+  struct Case {
+    int64_t batch, in, out, length, kernel;
+    nn::Conv1dOptions options;
+  };
+  const Case cases[] = {{1, 3, 5, 7, 3, {}},
+                        {2, 4, 6, 17, 3, {.stride = 2, .padding = 1, .dilation = 2, .groups = 2}},
+                        {1, 1, 7, 1, 1, {.bias = false}}};
+  for (const Case& c : cases) {
+    nn::Conv1d conv(c.in, c.out, c.kernel, c.options);
+    randomise(conv, 30);
+    CHECK(conv.tensor("weight").dims() == std::vector<int64_t>{c.out, c.in / c.options.groups, c.kernel});
+    CHECK(conv.state_dict().count("bias") == size_t(c.options.bias));
+    const Tensor x = uniform({c.batch, c.in, c.length}, 3);
+    const Tensor y = conv(x);
+    const auto& o = c.options;
+    const int64_t lo = y.dim(2), group_in = c.in / o.groups, group_out = c.out / o.groups;
+    CHECK(lo == (c.length + 2 * o.padding - o.dilation * (c.kernel - 1) - 1) / o.stride + 1);
+    double worst = 0;
+    for (int64_t n = 0; n < c.batch; ++n)
+      for (int64_t oc = 0; oc < c.out; ++oc)
+        for (int64_t t = 0; t < lo; ++t) {
+          double sum = o.bias ? conv.tensor("bias").item_as_double(oc) : 0.0;
+          for (int64_t ic = 0; ic < group_in; ++ic)
+            for (int64_t k = 0; k < c.kernel; ++k) {
+              const int64_t i = t * o.stride - o.padding + k * o.dilation;
+              if (i >= 0 && i < c.length)
+                sum += at(x, {n, oc / group_out * group_in + ic, i}) * at(conv.tensor("weight"), {oc, ic, k});
+            }
+          worst = std::max(worst, std::abs(sum - at(y, {n, oc, t})));
+        }
+    CHECK(worst <= kTolerance);
+    check_compiled_matches_eager(conv, x);
+  }
+  CHECK_THROWS_WITH_AS(nn::Conv1d(4, 6, 3, {.groups = 4}),
+                       "spec error: Conv1d: in_channels 4 and out_channels 6 must be divisible by groups 4", Error);
+  CHECK_THROWS_AS(nn::Conv1d(4, 6, 0), Error);
+}
+
 TEST_CASE("MaxPool2d takes each window's maximum, padding excluded") {
   nn::MaxPool2d pool({.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}});
   const Tensor x = uniform({1, 7, 17, 7}, 15);

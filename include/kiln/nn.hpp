@@ -112,7 +112,7 @@ private:
   std::vector<std::string> ignored_when_loading_;
 };
 
-// Initialisation: Linear and Conv2d weights and biases are uniform in ±1/sqrt(fan_in) (PyTorch's
+// Initialisation: Linear and convolution weights and biases are uniform in ±1/sqrt(fan_in) (PyTorch's
 // ranges) from a fixed seed, Embedding weights standard normal from a fixed seed, norms' weights 1
 // and biases 0, BatchNorm2d's running mean 0 and variance 1: deterministic, and meant to be replaced
 // by loaded weights. MultiheadAttention's in_proj_weight is initialised as a Linear's weight, its
@@ -123,6 +123,24 @@ class Linear : public Module {
 public:
   Linear(int64_t in_features, int64_t out_features, bool bias = true);
   Tensor forward(const Tensor& input) override;
+};
+
+struct Conv1dOptions {
+  int64_t stride = 1;
+  int64_t padding = 0;
+  int64_t dilation = 1;
+  int64_t groups = 1;
+  bool bias = true;
+};
+// torch's Conv1d on [N, C, L]: weight [out_channels, in_channels / groups, kernel_size], bias
+// [out_channels]. Zero padding only.
+class Conv1d : public Module {
+public:
+  Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv1dOptions options = {});
+  Tensor forward(const Tensor& input) override;
+
+private:
+  F::Conv1dOptions conv_;
 };
 
 struct Conv2dOptions {

@@ -44,10 +44,18 @@ def image(channels=4, size=9):
     return torch.randn(2, channels, size, size, generator=torch.Generator().manual_seed(5))
 
 
+def sequence(channels=4, length=17):
+    return torch.randn(2, channels, length, generator=torch.Generator().manual_seed(6))
+
+
 # (name, constructor arguments, input): each layer built as nn.name(*args, **kwargs) and torch.nn.name(...).
 CASES = [
     ("Linear", (8, 5), {}, lambda: torch.randn(3, 8)),
     ("Linear", (8, 5), {"bias": False}, lambda: torch.randn(2, 3, 8)),
+    ("Conv1d", (4, 6, 3), {"stride": 2, "padding": 1}, sequence),
+    ("Conv1d", (4, 8, (3,)), {"padding": "same", "dilation": 2, "groups": 2, "bias": False}, sequence),
+    ("Conv1d", (4, 4, 4), {"padding": "same"}, sequence),
+    ("Conv1d", (4, 6, 5, 1, "valid"), {}, sequence),
     ("Conv2d", (4, 6, 3), {"stride": 2, "padding": 1}, image),
     ("Conv2d", (4, 8, (3, 1)), {"padding": "same", "dilation": 2, "groups": 2, "bias": False}, image),
     ("Conv2d", (4, 4, 4), {"padding": "same"}, image),
@@ -311,6 +319,7 @@ def test_training_mode_forward_is_refused_not_computed_as_eval(session):
 @pytest.mark.parametrize("make, argument", [
     (lambda: nn.Conv2d(3, 4, 3, padding_mode="reflect"), "padding_mode='reflect'"),
     (lambda: nn.Conv2d(3, 4, 3, stride=2, padding="same"), "padding='same'"),
+    (lambda: nn.Conv1d(3, 4, 3, stride=2, padding="same"), "padding='same'"),
     (lambda: nn.Conv2d(3, 4, 3, device="cuda"), "device='cuda'"),
     (lambda: nn.Linear(3, 4, dtype="float64"), "dtype='float64'"),
     (lambda: nn.MaxPool2d(2, ceil_mode=True), "ceil_mode=True"),
@@ -332,6 +341,7 @@ def test_unsupported_arguments_are_refused_by_name(make, argument):
 
 def test_invalid_arguments_are_spec_errors():
     for make in (lambda: nn.Dropout(1.5), lambda: nn.Conv2d(3, 4, 3, groups=2), lambda: nn.GroupNorm(3, 4),
+                 lambda: nn.Conv1d(3, 4, 3, groups=2), lambda: nn.Conv1d(3, 4, (3, 3)),
                  lambda: nn.MultiheadAttention(8, 3), lambda: nn.GELU("fast"), lambda: nn.Upsample()):
         with pytest.raises(kiln.Error) as error:
             make()

@@ -11,7 +11,7 @@ refused until .eval() is called. Argument values kiln cannot honour are refused 
 from .module import Module, IncompatibleKeys
 from .container import Sequential, ModuleList, ModuleDict
 from .linear import Identity, Linear
-from .conv import Conv2d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, ConvTranspose2d
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
 from .pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
 from .normalization import BatchNorm2d, GroupNorm, InstanceNorm2d, LayerNorm, RMSNorm
@@ -22,7 +22,7 @@ from .activation import (ReLU, ReLU6, GELU, SiLU, Sigmoid, Tanh, Hardsigmoid, Ha
                          Softmax, LogSoftmax)
 from .flatten import Flatten
 
-__all__ = ["Module", "IncompatibleKeys", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv2d",
+__all__ = ["Module", "IncompatibleKeys", "Sequential", "ModuleList", "ModuleDict", "Identity", "Linear", "Conv1d", "Conv2d",
            "ConvTranspose2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "MaxPool2d", "AvgPool2d",
            "AdaptiveAvgPool2d", "BatchNorm2d", "GroupNorm", "InstanceNorm2d", "LayerNorm", "RMSNorm", "Embedding",
            "Dropout", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "ReLU", "ReLU6",

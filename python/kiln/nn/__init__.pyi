@@ -109,6 +109,15 @@ class Linear(Module):
                  seed: int = 0) -> None: ...
     def forward(self, input: Tensor) -> Tensor: ...
 
+class Conv1d(Module):
+    weight: Tensor
+    bias: Optional[Tensor]
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Union[int, Sequence[int]],
+                 stride: Union[int, Sequence[int]] = 1, padding: Union[int, Sequence[int], str] = 0,
+                 dilation: Union[int, Sequence[int]] = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None: ...
+    def forward(self, input: Tensor) -> Tensor: ...
+
 class Conv2d(Module):
     weight: Tensor
     bias: Optional[Tensor]

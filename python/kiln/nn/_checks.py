@@ -15,6 +15,15 @@ def _pair(layer, argument, value):
     raise _tree.error("spec", f"{layer}: {argument} is an int or a pair of ints, got {value!r}")
 
 
+def _single(layer, argument, value):
+    """torch's _single: an int, or a sequence of one."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if isinstance(value, (tuple, list)) and len(value) == 1 and isinstance(value[0], int):
+        return tuple(value)
+    raise _tree.error("spec", f"{layer}: {argument} is an int or a sequence of one int, got {value!r}")
+
+
 def _is_cpu(device):
     """A kiln Device, a torch.device or a string naming the CPU."""
     return device == _kiln.CPU() if isinstance(device, _kiln.Device) else str(device) in ("cpu", "cpu:0")

@@ -1,14 +1,14 @@
-"""Conv2d and ConvTranspose2d (NCHW)."""
+"""Conv1d ([N, C, L]), Conv2d and ConvTranspose2d (NCHW)."""
 
 from .. import _tree
 from .. import functional as F
-from ._checks import _check_factory, _check_padding_mode, _check_positive, _pair, _unsupported
+from ._checks import _check_factory, _check_padding_mode, _check_positive, _pair, _single, _unsupported
 from ._init import _uniform
 from .module import Module
 
 
 def _check_conv(layer, in_channels, out_channels, groups, padding_mode, device, dtype):
-    """The constructor checks Conv2d and ConvTranspose2d share."""
+    """The constructor checks the convolutions share."""
     _check_factory(layer, device, dtype)
     _check_padding_mode(layer, padding_mode)
     for argument, value in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
@@ -16,6 +16,55 @@ def _check_conv(layer, in_channels, out_channels, groups, padding_mode, device, 
     if in_channels % groups or out_channels % groups:
         raise _tree.error("spec", f"{layer}: in_channels {in_channels} and out_channels {out_channels} must be "
                                   f"divisible by groups {groups}")
+
+
+def _same_padding(layer, kernel_size, stride, dilation, padding):
+    """(before, after) per spatial axis for the string forms; None for explicit padding."""
+    if not isinstance(padding, str):
+        return None
+    if padding == "valid":
+        return (0, 0) * len(kernel_size)
+    if padding != "same":
+        raise _unsupported(layer, "padding", padding, 'padding is an int, a tuple of ints, "valid" or "same"')
+    if any(s != 1 for s in stride):
+        raise _unsupported(layer, "padding", padding, f"torch allows it only with stride 1, got {stride}")
+    pads = ()
+    for k, d in zip(kernel_size, dilation):
+        total = d * (k - 1)
+        pads += (total // 2, total - total // 2)  # torch puts the odd one at the end
+    return pads
+
+
+class Conv1d(Module):
+    """[N, C, L]; weight [out_channels, in_channels / groups, kernel_size], bias [out_channels]. padding is
+    an int, "valid" or "same" (stride 1); zero padding only."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        _check_conv("Conv1d", in_channels, out_channels, groups, padding_mode, device, dtype)
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _single("Conv1d", "kernel_size", kernel_size)
+        self.stride = _single("Conv1d", "stride", stride)
+        self.dilation = _single("Conv1d", "dilation", dilation)
+        self.padding = padding if isinstance(padding, str) else _single("Conv1d", "padding", padding)
+        self._pads = _same_padding("Conv1d", self.kernel_size, self.stride, self.dilation, padding)
+        fan_in = in_channels // groups * self.kernel_size[0]
+        self.weight = _uniform([out_channels, in_channels // groups, *self.kernel_size], fan_in, 3)
+        self.register_parameter("bias", _uniform([out_channels], fan_in, 4) if bias else None)
+
+    def forward(self, input):
+        if self._pads is None:
+            return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        left, right = self._pads
+        if left == right:
+            return F.conv1d(input, self.weight, self.bias, self.stride, left, self.dilation, self.groups)
+        padded = F.pad(input, [0, 0, 0, 0, left, right])
+        return F.conv1d(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, groups={self.groups}")
 
 
 class Conv2d(Module):
@@ -31,26 +80,10 @@ class Conv2d(Module):
         self.stride = _pair("Conv2d", "stride", stride)
         self.dilation = _pair("Conv2d", "dilation", dilation)
         self.padding = padding if isinstance(padding, str) else _pair("Conv2d", "padding", padding)
-        self._pads = self._explicit_padding(padding)
+        self._pads = _same_padding("Conv2d", self.kernel_size, self.stride, self.dilation, padding)
         fan_in = in_channels // groups * self.kernel_size[0] * self.kernel_size[1]
         self.weight = _uniform([out_channels, in_channels // groups, *self.kernel_size], fan_in, 3)
         self.register_parameter("bias", _uniform([out_channels], fan_in, 4) if bias else None)
-
-    def _explicit_padding(self, padding):
-        """(top, bottom, left, right) for the string forms; None when padding is a pair."""
-        if not isinstance(padding, str):
-            return None
-        if padding == "valid":
-            return (0, 0, 0, 0)
-        if padding != "same":
-            raise _unsupported("Conv2d", "padding", padding, 'padding is an int, a pair, "valid" or "same"')
-        if self.stride != (1, 1):
-            raise _unsupported("Conv2d", "padding", padding, f"torch allows it only with stride 1, got {self.stride}")
-        pads = []
-        for k, d in zip(self.kernel_size, self.dilation):
-            total = d * (k - 1)
-            pads += [total // 2, total - total // 2]  # torch puts the odd one at the end
-        return tuple(pads)
 
     def forward(self, input):
         if self._pads is None:
