@@ -1,6 +1,7 @@
 #include "exec/plan_executable.hpp"
 #include "core/environment.hpp"
 #include "core/tensor_impl.hpp"
+#include "core/thread_slot.hpp"
 #include "exec/non_finite_check.hpp"
 #include <cstring>
 
@@ -16,21 +17,27 @@ struct PlanExecutable::CallState {
 };
 
 // A call state taken from the pool for one call and given back when the call ends (or throws).
+// The pool is a few slots, one per cache line; a thread looks at its own slot first, so threads
+// calling at once neither share a lock nor, mostly, a cache line.
 class PlanExecutable::BorrowedState {
 public:
-  explicit BorrowedState(const PlanExecutable& owner) : owner_(owner) {
-    {
-      std::lock_guard lock(owner_.pool_mutex_);
-      if (!owner_.pool_.empty()) {
-        state_ = std::move(owner_.pool_.back());
-        owner_.pool_.pop_back();
-      }
+  explicit BorrowedState(const PlanExecutable& owner) : owner_(owner), first_(detail::thread_slot()) {
+    for (size_t k = 0; k < owner_.pool_.size() && !state_; ++k) {
+      std::atomic<CallState*>& slot = owner_.pool_[(first_ + k) % owner_.pool_.size()].state;
+      if (slot.load(std::memory_order_relaxed)) state_.reset(slot.exchange(nullptr, std::memory_order_acquire));
     }
     if (!state_) state_ = owner_.make_state();
   }
   ~BorrowedState() {
-    std::lock_guard lock(owner_.pool_mutex_);
-    owner_.pool_.push_back(std::move(state_));
+    for (size_t k = 0; k < owner_.pool_.size(); ++k) {
+      CallState* empty = nullptr;
+      if (owner_.pool_[(first_ + k) % owner_.pool_.size()].state.compare_exchange_strong(
+              empty, state_.get(), std::memory_order_release, std::memory_order_relaxed)) {
+        state_.release();
+        return;
+      }
+    }
+    // Every slot is full: more threads call at once than the pool keeps; this state goes.
   }
   BorrowedState(const BorrowedState&) = delete;
   BorrowedState& operator=(const BorrowedState&) = delete;
@@ -38,6 +45,7 @@ public:
 
 private:
   const PlanExecutable& owner_;
+  size_t first_;
   std::unique_ptr<CallState> state_;
 };
 
@@ -60,9 +68,17 @@ PlanExecutable::PlanExecutable(std::shared_ptr<const ir::Function> graph, const 
                                const StepImplementations& implementations, ExecutableOptions options)
     : tier_(std::move(options.tier)), check_numerics_(env::debug_nans().value_or(false)),
       ops_per_lowering_(std::move(options.ops_per_lowering)),
-      plan_(std::move(graph), weights, implementations, std::move(options.steps)) {}
+      plan_(std::move(graph), weights, implementations, std::move(options.steps)) {
+  for (const OutputSlot& slot : plan_.outputs())
+    copies_outputs_ = copies_outputs_ || !slot.written_by_op;
+  for (const PlanStep& step : plan_.steps())
+    if (step.kind != StepKind::bind && step.kind != StepKind::alias) working_steps_.push_back(&step);
+}
 
-PlanExecutable::~PlanExecutable() = default;
+PlanExecutable::~PlanExecutable() {
+  for (PoolSlot& slot : pool_)
+    delete slot.state.load();
+}
 
 std::string PlanExecutable::step_implementation(size_t step) const {
   const ImplementationWalk& walk = plan_.walk(step);
@@ -108,7 +124,9 @@ void PlanExecutable::bind_call(CallState& state, std::span<const Tensor> inputs,
     throw Error(ErrorKind::spec, "interpreter run of @" + fn.name + ": expected " + std::to_string(fn.args.size()) +
                                      " inputs and " + std::to_string(plan_.outputs().size()) + " outputs, got " +
                                      std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
-  if (std::byte* arena = call_arena(state, lent_arena); arena != state.arena) {
+  std::byte* arena = lent_arena.empty() && state.own_arena ? static_cast<std::byte*>(state.own_arena.get())
+                                                           : call_arena(state, lent_arena);
+  if (arena != state.arena) {
     state.arena = arena;
     for (size_t v = 0; v < plan_.values().size(); ++v)
       if (plan_.values()[v].storage == Storage::arena) state.value_data[v] = arena + plan_.values()[v].arena_offset;
@@ -145,6 +163,19 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
   if (hooks && (hooks->before || hooks->after)) hook_inputs = wrap_views(plan_, inputs, values.first(step.num_inputs));
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
 
+  execute(state, step, inputs, outputs, values);
+
+  if (hooks && hooks->after)
+    hooks->after(index, *step.op, hook_inputs, wrap_views(plan_, outputs, values.subspan(step.num_inputs)));
+  if (options.check_numerics || check_numerics_) check_finite_outputs(plan_, index, outputs);
+  if (options.preserved)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      (*options.preserved)[values[step.num_inputs + i]] =
+          wrap_value(outputs[i].data, plan_.values()[values[step.num_inputs + i]]).clone();
+}
+
+void PlanExecutable::execute(CallState& state, const PlanStep& step, std::span<const View> inputs,
+                             std::span<const View> outputs, std::span<const ir::ValueId> values) const {
   const std::span scratch(state.arena + step.scratch_offset, step.scratch_bytes);
   switch (step.kind) {
   case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs, scratch, step.prepared.get()}); break;
@@ -157,14 +188,20 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
   case StepKind::bind:
   case StepKind::alias: break;
   }
+}
 
-  if (hooks && hooks->after)
-    hooks->after(index, *step.op, hook_inputs, wrap_views(plan_, outputs, values.subspan(step.num_inputs)));
-  if (options.check_numerics || check_numerics_) check_finite_outputs(plan_, index, outputs);
-  if (options.preserved)
-    for (size_t i = 0; i < outputs.size(); ++i)
-      (*options.preserved)[values[step.num_inputs + i]] =
-          wrap_value(outputs[i].data, plan_.values()[values[step.num_inputs + i]]).clone();
+// The steps of a call without hooks, preserved values or numeric checks: the warm call's loop.
+// Bind and alias steps do nothing at run time, so it runs only the working steps.
+void PlanExecutable::run_plain(CallState& state) const {
+  for (const PlanStep* step_pointer : working_steps_) {
+    const PlanStep& step = *step_pointer;
+    const size_t num_views = step.num_inputs + step.num_outputs;
+    View* views = state.views.data() + step.first_view;
+    const ir::ValueId* values = plan_.view_values().data() + step.first_view;
+    for (size_t i = 0; i < num_views; ++i)
+      views[i].data = state.value_data[values[i]];
+    execute(state, step, {views, step.num_inputs}, {views + step.num_inputs, step.num_outputs}, {values, num_views});
+  }
 }
 
 void PlanExecutable::copy_remaining_outputs(const CallState& state, std::span<Tensor> outputs) const {
@@ -185,9 +222,12 @@ void PlanExecutable::run_into(std::span<const Tensor> inputs, std::span<Tensor> 
     for (ir::ValueId v : plan_.graph().args)
       (*options.preserved)[v] = inputs[plan_.values()[v].arg_index].clone();
   }
-  for (size_t i = 0; i < plan_.steps().size(); ++i)
-    run_step(state, plan_.steps()[i], i, options);
-  copy_remaining_outputs(state, outputs);
+  if (!options.hooks && !options.preserved && !options.check_numerics && !check_numerics_)
+    run_plain(state);
+  else
+    for (size_t i = 0; i < plan_.steps().size(); ++i)
+      run_step(state, plan_.steps()[i], i, options);
+  if (copies_outputs_) copy_remaining_outputs(state, outputs);
 }
 
 } // namespace kiln::exec

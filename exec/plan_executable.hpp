@@ -1,9 +1,10 @@
 #pragma once
 #include "exec/plan.hpp"
 #include "runtime/executable.hpp"
+#include <array>
+#include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -46,14 +47,21 @@ private:
   void bind_call(CallState& state, std::span<const Tensor> inputs, std::span<Tensor> outputs,
                  std::span<std::byte> lent_arena) const;
   void run_step(CallState& state, const PlanStep& step, size_t index, const runtime::RunOptions& options) const;
+  void run_plain(CallState& state) const;
+  void execute(CallState& state, const PlanStep& step, std::span<const View> inputs, std::span<const View> outputs,
+               std::span<const ir::ValueId> values) const;
   void copy_remaining_outputs(const CallState& state, std::span<Tensor> outputs) const;
 
   std::string tier_;
   bool check_numerics_; // KILN_DEBUG_NANS, read when the executable is built
   std::map<std::string, int> ops_per_lowering_;
   ExecutionPlan plan_;
-  mutable std::mutex pool_mutex_;
-  mutable std::vector<std::unique_ptr<CallState>> pool_;
+  bool copies_outputs_ = false;                // an output is not written by a step (an argument, a constant, a repeat)
+  std::vector<const PlanStep*> working_steps_; // the steps that do something at run time, in order
+  struct alignas(64) PoolSlot {
+    std::atomic<CallState*> state{nullptr}; // owned: a call state no call is using
+  };
+  mutable std::array<PoolSlot, 8> pool_;
 };
 
 } // namespace kiln::exec

@@ -3,6 +3,7 @@
 #include "jit/elementwise/region.hpp"
 #include "jit/tier/lowering_fault.hpp"
 #include "jit/tier/lowerings.hpp"
+#include <array>
 #include <map>
 
 namespace kiln::jitc::tier {
@@ -18,13 +19,21 @@ public:
 
   void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
            std::span<std::byte>) const override {
-    std::vector<const void*> input_data;
-    for (const exec::View& view : inputs)
-      input_data.push_back(view.data);
-    std::vector<void*> output_data;
-    for (const exec::View& view : outputs)
-      output_data.push_back(view.data);
-    if (!kernel_->run(input_data.data(), output_data.data(), rows_, cols_))
+    // On the stack for the usual region (a warm call allocates nothing); a list past that.
+    constexpr size_t kOnStack = 16;
+    std::array<const void*, kOnStack> input_array;
+    std::array<void*, kOnStack> output_array;
+    std::vector<const void*> input_list;
+    std::vector<void*> output_list;
+    const void** input_data = input_array.data();
+    void** output_data = output_array.data();
+    if (inputs.size() > kOnStack) input_data = (input_list.resize(inputs.size()), input_list.data());
+    if (outputs.size() > kOnStack) output_data = (output_list.resize(outputs.size()), output_list.data());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      input_data[i] = inputs[i].data;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      output_data[i] = outputs[i].data;
+    if (!kernel_->run(input_data, output_data, rows_, cols_))
       throw Error(ErrorKind::internal, "jit.elementwise: the kernel refused its buffers");
   }
 
