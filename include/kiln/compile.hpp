@@ -45,6 +45,15 @@ public:
   ~CallableCore();
   // Validates the flattened call arguments against the spec and runs the graph.
   std::vector<Tensor> call(const TreeLeaves& args, const std::vector<Tensor>& tensors);
+  // The warm call: arguments whose structure matched structure() (or that a kiln::jit entry
+  // matched), `tensors` their tensor leaves in the spec's order. The outputs go into `outputs`.
+  // A call with the signature of this callable's last call, no weight changed and nothing evicted
+  // since, checks integers and runs; others check and compile as call() does.
+  void call_flat(std::span<const Tensor> tensors, TensorList& outputs);
+  // The structure of the most recent call (of any argument types) that passed the full check;
+  // null before the first. remember_structure() records one after a full check.
+  const ArgumentStructure* structure() const;
+  void remember_structure(ArgumentStructure structure);
   // Runs the graph on the tensor leaves into caller-provided outputs; a call with the previous
   // call's signature allocates nothing.
   void call_into(std::span<Tensor> outputs, std::span<const Tensor> tensors);
@@ -79,11 +88,18 @@ public:
       : core_(std::move(core)), template_(std::move(result_template)) {}
 
   template <class... Args> Result operator()(const Args&... args) const {
-    detail::TreeLeaves leaves;
-    std::vector<Tensor> tensors;
-    size_t position = 0;
-    (detail::flatten_args(args, std::to_string(position++), leaves, tensors), ...);
-    std::vector<Tensor> outputs = core_->call(leaves, tensors);
+    detail::ArgumentWalk walk(core_->structure(), typeid(std::tuple<Args...>));
+    (detail::walk_args(args, walk), ...);
+    detail::TensorList outputs;
+    if (walk.matched())
+      core_->call_flat(walk.tensors(), outputs);
+    else
+      call_checked(outputs, args...);
+    return result_of(outputs.span());
+  }
+
+  // The result of a call whose graph outputs are `outputs`.
+  Result result_of(std::span<const Tensor> outputs) const {
     Result result = template_;
     size_t next = 0;
     detail::rebuild_result(result, outputs, next);
@@ -109,6 +125,20 @@ public:
   const std::shared_ptr<detail::CallableCore>& core() const { return core_; }
 
 private:
+  // A call whose structure differs from the last one checked: paths built and checked in full,
+  // and its structure remembered for the calls after it.
+  template <class... Args> void call_checked(detail::TensorList& outputs, const Args&... args) const {
+    detail::TreeLeaves leaves;
+    std::vector<Tensor> tensors;
+    size_t position = 0;
+    (detail::flatten_args(args, std::to_string(position++), leaves, tensors), ...);
+    for (const Tensor& out : core_->call(leaves, tensors))
+      outputs.push_back(out);
+    detail::ArgumentWalk recorder(typeid(std::tuple<Args...>));
+    (detail::walk_args(args, recorder), ...);
+    core_->remember_structure(std::move(recorder.structure()));
+  }
+
   std::shared_ptr<detail::CallableCore> core_;
   Result template_;
 };

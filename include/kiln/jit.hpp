@@ -73,9 +73,40 @@ public:
     struct Pattern;
     std::shared_ptr<const Pattern> pattern;
     std::type_index args_type = typeid(void);
-    std::atomic<uint64_t> calls{0};
+    // The structure of the call that traced it (C++ callers): a warm call's must equal it.
+    ArgumentStructure structure;
+    std::atomic<uint64_t> calls{0}; // calls that looked it up under the lock
+    // Warm calls, counted per thread shard: a counter every calling thread wrote would bounce its
+    // cache line between cores on every call.
+    struct alignas(64) WarmCalls {
+      std::atomic<uint64_t> calls{0};
+    };
+    std::array<WarmCalls, 8> warm_calls;
     std::atomic<uint64_t> last_use{0};
+    bool in_cache = true; // under the cache's lock: false once evicted or cleared
   };
+
+  // The warm call's section: while it lasts, the entry held() returns stays alive (an entry the
+  // cache drops is freed only after the sections running then have ended). The caller must not
+  // trace, insert or clear inside it.
+  class WarmSection {
+  public:
+    explicit WarmSection(TraceCache& cache);
+    ~WarmSection();
+    WarmSection(const WarmSection&) = delete;
+    WarmSection& operator=(const WarmSection&) = delete;
+    // The entry the last call used; null when none is held.
+    const Entry* held() const { return held_; }
+
+  private:
+    void* counter_;
+    const Entry* held_;
+  };
+  // Whether the held entry serves a call whose structure matched its own and whose tensor leaves
+  // are `tensors` (dtypes, sizes, symbols, aliasing compared as integers); counts the call if so.
+  bool serves_warm(const Entry& entry, std::span<const Tensor> tensors);
+  // Makes `entry` the one warm calls try first (while it stays cached), with the call's structure.
+  void hold(const std::shared_ptr<Entry>& entry);
 
   // What a call needs: an entry that serves it, or the layouts to trace it with (one per tensor
   // leaf; `symbolic` when some dim is), or to run eagerly (past the recompile limit).
@@ -92,10 +123,12 @@ public:
   // A trace with symbolic dims failed (an op that cannot be batch-polymorphic): logged once, and
   // this callable traces static shapes from now on. Returns the static layouts of the call.
   std::vector<TensorLayout> symbolic_trace_failed(const Error& error, const std::vector<Tensor>& tensors);
-  // Adds a traced entry (or returns an equal one another thread added meanwhile).
+  // Adds a traced entry (or returns an equal one another thread added meanwhile). `structure`: the
+  // call's, for warm calls of C++ callers (Python's entries have none and are never held).
   std::shared_ptr<Entry> insert(const TreeLeaves& leaves, const std::vector<Tensor>& tensors, std::type_index args_type,
                                 const std::vector<TensorLayout>& layouts, std::shared_ptr<const void> callable,
-                                std::shared_ptr<CallableCore> core, double compile_ms);
+                                std::shared_ptr<CallableCore> core, double compile_ms,
+                                ArgumentStructure structure = {});
   void count_hit(Entry& entry);
 
   JitStats stats() const;
@@ -171,6 +204,21 @@ public:
 
   template <class... Args> auto operator()(const Args&... args) const {
     using Result = detail::result_t<Fn, detail::spec_of_t<Args>...>;
+    {
+      // The warm call: the entry the last call used, its structure and tensor types compared as
+      // integers, and the tensors handed to its callable as they are.
+      detail::TraceCache::WarmSection section(*cache_);
+      if (const detail::TraceCache::Entry* held = section.held()) {
+        detail::ArgumentWalk walk(&held->structure, typeid(std::tuple<Args...>));
+        (detail::walk_args(args, walk), ...);
+        if (walk.matched() && cache_->serves_warm(*held, walk.tensors())) {
+          const auto& callable = *static_cast<const CompiledCallable<Result>*>(held->callable.get());
+          detail::TensorList outputs;
+          callable.core()->call_flat(walk.tensors(), outputs);
+          return callable.result_of(outputs.span());
+        }
+      }
+    }
     detail::TreeLeaves leaves;
     std::vector<Tensor> tensors;
     size_t position = 0;
@@ -181,10 +229,12 @@ public:
     if (!symbolic) decision = cache_->decide(leaves, tensors, typeid(std::tuple<Args...>));
     if (symbolic || decision.eager) return call_directly<Result>(args...);
     std::shared_ptr<detail::TraceCache::Entry> entry = decision.entry;
-    if (entry)
+    if (entry) {
       cache_->count_hit(*entry);
-    else
+      if (entry->structure.args_type) cache_->hold(entry);
+    } else {
       entry = trace<Result>(leaves, tensors, std::move(decision), args...);
+    }
     return (*static_cast<const CompiledCallable<Result>*>(entry->callable.get()))(args...);
   }
 
@@ -226,8 +276,12 @@ private:
     auto core = std::make_shared<detail::CallableCore>(traced->module, traced->leaves, cache_->options().compile);
     auto callable = std::make_shared<const CompiledCallable<Result>>(core, std::move(traced->result));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return cache_->insert(leaves, tensors, typeid(std::tuple<Args...>), decision.layouts, std::move(callable),
-                          std::move(core), ms);
+    detail::ArgumentWalk recorder(typeid(std::tuple<Args...>));
+    (detail::walk_args(args, recorder), ...);
+    auto entry = cache_->insert(leaves, tensors, typeid(std::tuple<Args...>), decision.layouts, std::move(callable),
+                                std::move(core), ms, std::move(recorder.structure()));
+    cache_->hold(entry);
+    return entry;
   }
 
   std::shared_ptr<Fn> fn_;

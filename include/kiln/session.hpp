@@ -1,4 +1,5 @@
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <kiln/jit_mode.hpp>
 #include <kiln/tensor.hpp>
@@ -59,8 +60,9 @@ public:
     uint64_t version = 0;
   };
   std::optional<Versioned> find_versioned(const std::string& name) const;
-  // Increases whenever any weight changes: a cheap "did anything change" check.
-  uint64_t generation() const;
+  // Increases whenever any weight changes: a cheap "did anything change" check (an atomic read,
+  // no lock: every warm call makes it).
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   std::vector<std::string> names() const;
   // The forms derived from these weights, shared by every executable of the session.
   const std::shared_ptr<runtime::WeightForms>& forms() const { return forms_; }
@@ -73,7 +75,7 @@ private:
   std::shared_ptr<runtime::WeightForms> forms_;
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0}; // written under mutex_, with the entry's version
 };
 
 // Statistics of one cached signature.

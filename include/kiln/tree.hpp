@@ -1,12 +1,15 @@
 #pragma once
 #include <array>
+#include <charconv>
 #include <kiln/layout.hpp>
 #include <kiln/tensor.hpp>
 #include <map>
-#include <sstream>
+#include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -27,17 +30,27 @@ inline std::string child_path(const std::string& parent, const std::string& chil
   return parent.empty() ? child : parent + "." + child;
 }
 
-template <class T> std::string baked_text(const T& v) {
-  std::ostringstream s;
+// A baked scalar as text, written into `buffer` (no allocation): what the spec keeps and a call's
+// value is compared with. Floating point as printf's %.17g, 1-byte integers as numbers.
+template <class T> std::string_view baked_chars(const T& v, std::array<char, 64>& buffer) {
+  char *first = buffer.data(), *last = first + buffer.size();
   if constexpr (std::is_same_v<T, bool>)
-    s << (v ? "true" : "false");
+    return v ? "true" : "false";
   else if constexpr (std::is_floating_point_v<T>)
-    s.precision(17), s << v;
-  else if constexpr (std::is_arithmetic_v<T> && sizeof(T) == 1)
-    s << int(v);
+    return {first, std::to_chars(first, last, v, std::chars_format::general, 17).ptr};
+  else if constexpr (std::is_signed_v<T>)
+    return {first, std::to_chars(first, last, static_cast<long long>(v)).ptr};
   else
-    s << v;
-  return s.str();
+    return {first, std::to_chars(first, last, static_cast<unsigned long long>(v)).ptr};
+}
+
+template <class T> std::string baked_text(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return v;
+  } else {
+    std::array<char, 64> buffer;
+    return std::string(baked_chars(v, buffer));
+  }
 }
 
 template <class T> struct is_std_vector : std::false_type {};
@@ -69,6 +82,23 @@ template <class C, class F> void for_each_child(C& c, const std::string& path, F
   } else if constexpr (is_string_map<T>::value) {
     for (auto& [key, child] : c)
       f(child, child_path(path, key));
+  }
+}
+
+// Applies f(child) to each child of a container, in order (maps: sorted keys), without paths.
+template <class C, class F> void for_each_element(C& c, F&& f) {
+  using T = std::remove_const_t<C>;
+  if constexpr (is_std_vector<T>::value || is_std_array<T>::value) {
+    for (auto& child : c)
+      f(child);
+  } else if constexpr (is_std_pair<T>::value) {
+    f(c.first);
+    f(c.second);
+  } else if constexpr (is_std_tuple<T>::value) {
+    std::apply([&](auto&... child) { (f(child), ...); }, c);
+  } else if constexpr (is_string_map<T>::value) {
+    for (auto& [key, child] : c)
+      f(child);
   }
 }
 
@@ -184,14 +214,131 @@ template <class R> void flatten_result(const R& r, std::vector<Tensor>& out) {
   if constexpr (std::is_same_v<R, Tensor>)
     out.push_back(r);
   else if constexpr (is_container_v<R>)
-    for_each_child(r, "", [&](const auto& c, const std::string&) { flatten_result(c, out); });
+    for_each_element(r, [&](const auto& c) { flatten_result(c, out); });
 }
 
+template <class R> void rebuild_result(R& r, std::span<const Tensor> outputs, size_t& next) {
+  if constexpr (std::is_same_v<R, Tensor>) {
+    if (next >= outputs.size()) throw Error(ErrorKind::internal, "the result has more tensors than the graph outputs");
+    r = outputs[next++];
+  } else if constexpr (is_container_v<R>) {
+    for_each_element(r, [&](auto& c) { rebuild_result(c, outputs, next); });
+  }
+}
 template <class R> void rebuild_result(R& r, const std::vector<Tensor>& outputs, size_t& next) {
-  if constexpr (std::is_same_v<R, Tensor>)
-    r = outputs.at(next++);
-  else if constexpr (is_container_v<R>)
-    for_each_child(r, "", [&](auto& c, const std::string&) { rebuild_result(c, outputs, next); });
+  rebuild_result(r, std::span<const Tensor>(outputs), next);
+}
+
+// ---- the warm call: arguments walked without building paths.
+
+// The tensors of one call, inline up to four: a call of a few arguments or results allocates no
+// list for them.
+class TensorList {
+public:
+  void push_back(const Tensor& t) {
+    if (spill_.empty() && size_ < inline_.size()) {
+      inline_[size_++] = t;
+      return;
+    }
+    if (spill_.empty()) spill_.assign(inline_.begin(), inline_.end());
+    spill_.push_back(t);
+    ++size_;
+  }
+  // n default (undefined) tensors, replacing what the list held.
+  void assign_empty(size_t n) {
+    if (size_ != 0) {
+      inline_ = {};
+      spill_.clear();
+    }
+    if (n > inline_.size()) spill_.resize(n);
+    size_ = n;
+  }
+  size_t size() const { return size_; }
+  std::span<Tensor> span() { return {spill_.empty() ? inline_.data() : spill_.data(), size_}; }
+  std::span<const Tensor> span() const { return {spill_.empty() ? inline_.data() : spill_.data(), size_}; }
+
+private:
+  std::array<Tensor, 4> inline_;
+  std::vector<Tensor> spill_;
+  size_t size_ = 0;
+};
+
+// What decides a call's leaf paths and baked values besides its C++ argument types: the sizes of
+// its vectors and maps, and as text its map keys and scalars. A call whose structure equals that of
+// an earlier call that passed the full check has the same paths and baked values.
+struct ArgumentStructure {
+  const std::type_info* args_type = nullptr; // std::tuple<Args...> of the call
+  std::vector<uint64_t> sizes;
+  std::vector<std::string> texts;
+  friend bool operator==(const ArgumentStructure& a, const ArgumentStructure& b) {
+    return *a.args_type == *b.args_type && a.sizes == b.sizes && a.texts == b.texts;
+  }
+};
+
+// Walks a call's arguments once: gathers the tensor leaves and either compares the structure with
+// an expected one as it goes (allocating nothing but past four tensors) or records it.
+class ArgumentWalk {
+public:
+  // Compares with `expected`; a null `expected` never matches.
+  ArgumentWalk(const ArgumentStructure* expected, const std::type_info& args_type)
+      : expected_(expected), matched_(expected && *expected->args_type == args_type) {}
+  // Records the structure (structure()).
+  explicit ArgumentWalk(const std::type_info& args_type) : recording_(true) { recorded_.args_type = &args_type; }
+
+  void tensor(const Tensor& t) { tensors_.push_back(t); }
+  void size(uint64_t n) {
+    if (recording_)
+      recorded_.sizes.push_back(n);
+    else
+      matched_ = matched_ && next_size_ < expected_->sizes.size() && expected_->sizes[next_size_++] == n;
+  }
+  void text(std::string_view t) {
+    if (recording_)
+      recorded_.texts.emplace_back(t);
+    else
+      matched_ = matched_ && next_text_ < expected_->texts.size() && expected_->texts[next_text_++] == t;
+  }
+
+  // Whether the whole structure equalled the expected one.
+  bool matched() const {
+    return matched_ && next_size_ == expected_->sizes.size() && next_text_ == expected_->texts.size();
+  }
+  std::span<const Tensor> tensors() const { return tensors_.span(); }
+  ArgumentStructure& structure() { return recorded_; }
+
+private:
+  const ArgumentStructure* expected_ = nullptr;
+  bool matched_ = false, recording_ = false;
+  size_t next_size_ = 0, next_text_ = 0;
+  ArgumentStructure recorded_;
+  TensorList tensors_;
+};
+
+// flatten_args's walk for the warm call: the same leaves in the same order, without paths.
+template <class A> void walk_args(const A& arg, ArgumentWalk& walk) {
+  if constexpr (std::is_same_v<A, Tensor>) {
+    walk.tensor(arg);
+  } else if constexpr (std::is_same_v<A, const char*>) {
+    walk.text(arg);
+  } else if constexpr (std::is_same_v<A, std::string>) {
+    walk.text(arg);
+  } else if constexpr (is_baked_v<A>) {
+    std::array<char, 64> buffer;
+    walk.text(baked_chars(arg, buffer));
+  } else if constexpr (is_std_vector<A>::value) {
+    walk.size(arg.size());
+    for (const auto& child : arg)
+      walk_args(child, walk);
+  } else if constexpr (is_string_map<A>::value) {
+    walk.size(arg.size());
+    for (const auto& [key, child] : arg) {
+      walk.text(key);
+      walk_args(child, walk);
+    }
+  } else {
+    static_assert(is_container_v<A>, "call arguments are Tensors, scalars, strings or containers of them");
+    for_each_element(arg, [&](const auto& child) { walk_args(child, walk); });
+  }
 }
 
 } // namespace kiln::detail

@@ -52,15 +52,17 @@ void check_fits_arena(const runtime::Executable& exe, size_t capacity, const Cac
                                      ", the caller's arena (CompileOptions::arena) holds " + byte_size_text(capacity));
 }
 
-// Whether `tensors` have exactly these (static) types, compared without allocating.
-bool have_types(std::span<const Tensor> tensors, const std::vector<ir::ValueType>& types) {
-  if (tensors.size() != types.size()) return false;
-  for (size_t i = 0; i < tensors.size(); ++i)
-    if (!runtime::has_type(tensors[i], types[i])) return false;
-  return true;
-}
-
 } // namespace
+
+// The entry a warm call tries first: written under `writing` as a sequence lock (odd while being
+// rewritten), read by warm calls without a lock or any write.
+struct HeldEntry {
+  std::atomic<uint64_t> sequence{0};
+  std::atomic<CacheEntry*> entry{nullptr};
+  std::atomic<uint64_t> epoch{0};      // the cache's eviction epoch when it was looked up
+  std::atomic<uint64_t> generation{0}; // the registry's generation it is valid at
+  std::mutex writing;
+};
 
 struct CallableCore::State {
   std::shared_ptr<const ir::Module> module;    // as traced (what staged() shows)
@@ -70,6 +72,8 @@ struct CallableCore::State {
   uint64_t own_weights_owner = 0; // tells this callable's own weights apart from other callables'
   std::map<std::string, ir::ValueType> weight_types;
   std::shared_ptr<Session> session;
+  runtime::ExecutableCache* cache = nullptr; // the session's
+  WeightRegistry* registry = nullptr;        // the session's
   TierPolicy policy;
   std::string fingerprint;
   std::mutex last_mutex;
@@ -85,6 +89,11 @@ struct CallableCore::State {
   std::vector<std::string> registry_weights;  // weights this callable reads from the session's registry
   std::vector<uint64_t> last_weight_versions; // for KILN_LOG=recompiles
   std::atomic<std::shared_ptr<const SignatureKey>> recent;
+  HeldEntry held;
+  // Argument structures that passed the full check (a few at most), and the latest of them.
+  std::mutex structures_mutex;
+  std::vector<std::unique_ptr<const ArgumentStructure>> structures;
+  std::atomic<const ArgumentStructure*> structure{nullptr};
   std::atomic<bool> last_call_on_jit{false};
   std::span<std::byte> arena; // CompileOptions::arena: empty unless the caller lends one
   std::mutex arena_mutex;     // calls take turns on a lent arena
@@ -92,15 +101,20 @@ struct CallableCore::State {
 
   runtime::WeightMap bind_weights() const;
   std::vector<ir::ValueType> check_arguments(const TreeLeaves& args, std::span<const Tensor> tensors) const;
+  TreeLeaves spec_arguments(std::span<const Tensor> tensors) const;
   std::string describe_miss(const SignatureKey& signature);
   std::shared_ptr<CacheEntry> build_entry(const std::vector<ir::ValueType>& types, const std::string& text) const;
-  void maybe_promote(const std::shared_ptr<CacheEntry>& entry);
+  void maybe_promote(CacheEntry& entry);
   std::shared_ptr<const SignatureKey> signature_key(const std::vector<ir::ValueType>& types,
                                                     uint64_t weight_generation) const;
-  std::shared_ptr<CacheEntry> lookup(const SignatureKey& signature);
+  std::shared_ptr<CacheEntry> lookup(const SignatureKey& signature, uint64_t* epoch);
   std::shared_ptr<CacheEntry> entry_for(const std::vector<ir::ValueType>& types);
-  std::shared_ptr<CacheEntry> recent_entry(std::span<const Tensor> tensors);
-  void run(const std::shared_ptr<CacheEntry>& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs);
+  void hold(CacheEntry* entry, uint64_t epoch, uint64_t generation);
+  CacheEntry* held_entry() const;
+  bool run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs);
+  bool run_held(std::span<const Tensor> inputs, TensorList& outputs);
+  void run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+           size_t thread_slot = detail::thread_slot());
 };
 
 namespace {
@@ -131,10 +145,10 @@ CallableCore::State::signature_key(const std::vector<ir::ValueType>& types, uint
   return signature;
 }
 
-std::shared_ptr<CacheEntry> CallableCore::State::lookup(const SignatureKey& signature) {
+std::shared_ptr<CacheEntry> CallableCore::State::lookup(const SignatureKey& signature, uint64_t* epoch) {
   bool built = false;
-  auto entry = session->cache().get_or_build(
-      signature.key, [&] { return build_entry(signature.types, signature.text); }, &built);
+  auto entry = cache->get_or_build(
+      signature.key, [&] { return build_entry(signature.types, signature.text); }, &built, epoch);
   if (built && runtime::log_enabled(runtime::LogChannel::recompiles))
     runtime::log_line(runtime::LogChannel::recompiles,
                       "compiled " + module->name + "(" + signature.text + "): " + describe_miss(signature));
@@ -163,6 +177,26 @@ runtime::WeightMap CallableCore::State::bind_weights() const {
     bound.bind(name, value, version);
   }
   return bound;
+}
+
+// The arguments of a call whose structure matched the spec's: the spec's leaves, with the layouts
+// of `tensors` (checked in full by check_arguments).
+TreeLeaves CallableCore::State::spec_arguments(std::span<const Tensor> tensors) const {
+  TreeLeaves args;
+  size_t next = 0;
+  for (const TreeLeaf& leaf : spec) {
+    if (leaf.kind == TreeLeaf::Kind::baked) {
+      args.push_back(leaf);
+      continue;
+    }
+    if (next >= tensors.size()) break; // check_arguments names the leaf that is missing
+    const Tensor& t = tensors[next++];
+    args.push_back({leaf.path, leaf.kind, t.defined() ? t.layout() : TensorLayout{}, {}});
+  }
+  if (next != tensors.size())
+    throw Error(ErrorKind::spec, "the callable takes " + std::to_string(next) + " tensor leaves, " +
+                                     std::to_string(tensors.size()) + " tensors were given");
+  return args;
 }
 
 std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves& args,
@@ -241,6 +275,7 @@ std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<i
   entry->callable = module->name;
   entry->signature = text;
   entry->graph = std::make_shared<const ir::Function>(ir::specialize(*optimized, types));
+  entry->types = runtime::SignatureTypes(*entry->graph);
   entry->weights = bind_weights();
   for (const std::string& name : registry_weights)
     entry->registry_versions.emplace_back(name, entry->weights.key(name)->sources.at(0).version);
@@ -252,23 +287,23 @@ std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<i
   return entry;
 }
 
-void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry) {
-  if (policy.mode == JitMode::off) return;
-  uint64_t calls = entry->calls.load(std::memory_order_relaxed);
+void CallableCore::State::maybe_promote(CacheEntry& entry) {
+  if (policy.mode == JitMode::off || entry.promotion_started.load(std::memory_order_relaxed)) return;
   // promote_after interpreter calls first, whether the JIT then compiles in the background or on
   // the calling thread.
-  if (policy.mode == JitMode::automatic && calls < uint64_t(std::max(policy.promote_after, 0))) return;
-  if (entry->promotion_started.exchange(true)) return;
+  if (policy.mode == JitMode::automatic &&
+      entry.calls.total(runtime::CallCounts::interp) < uint64_t(std::max(policy.promote_after, 0)))
+    return;
+  if (entry.promotion_started.exchange(true)) return;
   const runtime::ExecutableFactory* jit = session->tiers().jit();
   if (!jit) {
-    entry->record_promotion(0, "the JIT tier is not linked into this build");
+    entry.record_promotion(0, "the JIT tier is not linked into this build");
     return;
   }
   // The queued job holds the entry weakly: a signature evicted before its turn is freed at once and
   // its promotion skipped, so a cache that thrashes cannot pile up executables in the queue.
   // The session's cache outlives the job: the session stops its compile queue before the cache goes.
-  auto job = [weak_entry = std::weak_ptr<CacheEntry>(entry), factory = *jit, cache = &session->cache(),
-              lent_arena = arena.size()] {
+  auto job = [weak_entry = entry.weak_from_this(), factory = *jit, cache = cache, lent_arena = arena.size()] {
     const std::shared_ptr<CacheEntry> entry = weak_entry.lock();
     if (!entry) return;
     auto start = Clock::now();
@@ -276,7 +311,7 @@ void CallableCore::State::maybe_promote(const std::shared_ptr<CacheEntry>& entry
       std::shared_ptr<const runtime::Executable> exe = factory(entry->graph, entry->weights);
       check_fits_arena(*exe, lent_arena, *entry); // else the interpreter keeps serving in the lent arena
       double ms = ms_since(start);
-      entry->jit.store(exe, std::memory_order_release);
+      entry->promote(exe);
       entry->record_promotion(ms, "");
       cache->count_promotion(true);
       if (runtime::log_enabled(runtime::LogChannel::tiers))
@@ -315,6 +350,8 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
   static std::atomic<uint64_t> callables{0};
   state_->own_weights_owner = ++callables;
   state_->session = options.session ? options.session : Session::default_session();
+  state_->cache = &state_->session->cache();
+  state_->registry = &state_->session->weights();
   state_->policy = options.tiers.value_or(state_->session->policy());
   state_->weight_types = declared_weights(*state_->module);
   for (const auto& [name, type] : state_->weight_types)
@@ -328,46 +365,112 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
 CallableCore::~CallableCore() = default;
 
 std::shared_ptr<CacheEntry> CallableCore::State::entry_for(const std::vector<ir::ValueType>& types) {
-  const uint64_t generation = session->weights().generation();
+  // Read before the weights' versions: an entry found for them is valid at least at this generation.
+  const uint64_t generation = registry->generation();
   std::shared_ptr<const SignatureKey> key = recent.load();
   if (!key || key->weight_generation != generation || key->types != types) {
     // A weight changed since this callable last looked: entries built on its old version are dead.
-    if (key && key->weight_generation != generation) session->cache().retire_stale(session->weights());
+    if (key && key->weight_generation != generation) cache->retire_stale(*registry);
     key = signature_key(types, generation);
     recent.store(key);
   }
-  return lookup(*key);
+  uint64_t epoch = 0;
+  std::shared_ptr<CacheEntry> entry = lookup(*key, &epoch);
+  hold(entry.get(), epoch, generation);
+  return entry;
 }
 
-// The steady state of serving: the same signature as the last call and no weight changed since.
-// Checked without allocating; null when anything differs (the caller then checks in full).
-std::shared_ptr<CacheEntry> CallableCore::State::recent_entry(std::span<const Tensor> tensors) {
-  const std::shared_ptr<const SignatureKey> key = recent.load();
-  if (!key || key->weight_generation != session->weights().generation() || !have_types(tensors, key->types))
-    return nullptr;
-  return lookup(*key);
+void CallableCore::State::hold(CacheEntry* entry, uint64_t epoch, uint64_t generation) {
+  std::lock_guard lock(held.writing);
+  const uint64_t sequence = held.sequence.load(std::memory_order_relaxed);
+  held.sequence.store(sequence + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  held.entry.store(entry, std::memory_order_relaxed);
+  held.epoch.store(epoch, std::memory_order_relaxed);
+  held.generation.store(generation, std::memory_order_relaxed);
+  held.sequence.store(sequence + 2, std::memory_order_release);
 }
 
-void CallableCore::State::run(const std::shared_ptr<CacheEntry>& entry, std::span<const Tensor> inputs,
-                              std::span<Tensor> outputs) {
+// The held entry, when nothing left the cache and no weight changed since it was looked up; null
+// otherwise. Only inside a section of the cache's grace period, which keeps it alive.
+CacheEntry* CallableCore::State::held_entry() const {
+  const uint64_t sequence = held.sequence.load(std::memory_order_acquire);
+  if (sequence & 1) return nullptr;
+  CacheEntry* entry = held.entry.load(std::memory_order_relaxed);
+  const uint64_t epoch = held.epoch.load(std::memory_order_relaxed);
+  const uint64_t generation = held.generation.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (held.sequence.load(std::memory_order_relaxed) != sequence) return nullptr;
+  if (!entry || epoch != cache->epoch() || generation != registry->generation()) return nullptr;
+  return entry;
+}
+
+// The steady state of serving: the held entry, the same argument types, outputs that fit. Checks
+// integers only and allocates nothing; false when anything differs (the caller then checks in full).
+bool CallableCore::State::run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+  const size_t slot = detail::thread_slot();
+  runtime::GracePeriod::Section section(cache->grace(), slot);
+  CacheEntry* entry = held_entry();
+  if (!entry || !entry->types.call_fits(inputs, outputs)) return false;
+  run(*entry, inputs, outputs, slot);
+  return true;
+}
+
+// As above, into fresh output tensors.
+bool CallableCore::State::run_held(std::span<const Tensor> inputs, TensorList& outputs) {
+  const size_t slot = detail::thread_slot();
+  runtime::GracePeriod::Section section(cache->grace(), slot);
+  CacheEntry* entry = held_entry();
+  if (!entry || !entry->types.arguments_match(inputs)) return false;
+  outputs.assign_empty(entry->types.num_outputs());
+  entry->types.make_outputs(outputs.span());
+  run(*entry, inputs, outputs.span(), slot);
+  return true;
+}
+
+void CallableCore::State::run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                              size_t thread_slot) {
   maybe_promote(entry);
-  const std::shared_ptr<const runtime::Executable> exe = entry->current();
-  const auto start = Clock::now();
+  const runtime::Executable* exe = entry.serving();
+  const auto tier = exe == entry.interp.get() ? runtime::CallCounts::interp : runtime::CallCounts::jit;
+  runtime::CallCounts::Shard& shard = entry.calls.shard(thread_slot);
+  // Timing is sampled: two clock reads per call would cost more than the one-op graph's add.
+  const bool timed = runtime::CallCounts::timed(shard.calls[tier].load(std::memory_order_relaxed));
+  const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
   if (arena.empty()) {
     exe->run_into(inputs, outputs, {});
   } else {
     std::lock_guard lock(arena_mutex);
     exe->run_into(inputs, outputs, {.arena = arena});
   }
-  entry->record_call(exe->tier(), ms_since(start));
-  last_call_on_jit.store(exe->tier() == "jit", std::memory_order_relaxed);
+  if (timed) entry.calls.record_time(ms_since(start));
+  shard.calls[tier].fetch_add(1, std::memory_order_relaxed);
+  cache->touch(entry);
+  const bool on_jit = tier == runtime::CallCounts::jit;
+  if (last_call_on_jit.load(std::memory_order_relaxed) != on_jit)
+    last_call_on_jit.store(on_jit, std::memory_order_relaxed);
 }
 
 std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector<Tensor>& tensors) {
-  const std::shared_ptr<CacheEntry> entry = state_->entry_for(state_->check_arguments(args, tensors));
-  std::vector<Tensor> outputs = runtime::make_outputs(*entry->graph);
-  state_->run(entry, tensors, outputs);
+  State& s = *state_;
+  const std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
+  TensorList held_outputs;
+  if (s.run_held(tensors, held_outputs)) return {held_outputs.span().begin(), held_outputs.span().end()};
+  const std::shared_ptr<CacheEntry> entry = s.entry_for(types);
+  std::vector<Tensor> outputs(entry->types.num_outputs());
+  entry->types.make_outputs(outputs);
+  s.run(*entry, tensors, outputs);
   return outputs;
+}
+
+void CallableCore::call_flat(std::span<const Tensor> tensors, TensorList& outputs) {
+  State& s = *state_;
+  if (s.run_held(tensors, outputs)) return;
+  const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
+  const std::shared_ptr<CacheEntry> entry = s.entry_for(s.check_arguments(s.spec_arguments(tensors), arguments));
+  outputs.assign_empty(entry->types.num_outputs());
+  entry->types.make_outputs(outputs.span());
+  s.run(*entry, tensors, outputs.span());
 }
 
 void CallableCore::call_into(std::span<Tensor> outputs, std::span<const Tensor> tensors) {
@@ -375,13 +478,30 @@ void CallableCore::call_into(std::span<Tensor> outputs, std::span<const Tensor> 
   if (s.bakes_scalars)
     throw Error(ErrorKind::spec, "call_into takes tensors only; @" + s.module->name +
                                      " bakes a scalar argument: call it with operator()");
-  std::shared_ptr<CacheEntry> entry = s.recent_entry(tensors);
-  if (!entry) {
-    const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
-    entry = s.entry_for(s.check_arguments(tensor_arguments(arguments), arguments));
-  }
+  if (s.run_held(tensors, outputs)) return;
+  const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
+  const std::shared_ptr<CacheEntry> entry = s.entry_for(s.check_arguments(tensor_arguments(arguments), arguments));
   runtime::check_call_outputs(*entry->graph, tensors, outputs);
-  s.run(entry, tensors, outputs);
+  s.run(*entry, tensors, outputs);
+}
+
+const ArgumentStructure* CallableCore::structure() const { return state_->structure.load(std::memory_order_acquire); }
+
+// Kept for the callable's life, so a warm call may read the latest without a lock; a few at most
+// (a callable is called with one or two argument structures), past which new ones are not kept.
+void CallableCore::remember_structure(ArgumentStructure structure) {
+  State& s = *state_;
+  std::lock_guard lock(s.structures_mutex);
+  const ArgumentStructure* latest = s.structure.load(std::memory_order_relaxed);
+  if (latest && *latest == structure) return;
+  for (const auto& known : s.structures)
+    if (*known == structure) {
+      s.structure.store(known.get(), std::memory_order_release);
+      return;
+    }
+  if (s.structures.size() >= 8) return;
+  s.structures.push_back(std::make_unique<const ArgumentStructure>(std::move(structure)));
+  s.structure.store(s.structures.back().get(), std::memory_order_release);
 }
 
 TreeLeaves CallableCore::tensor_arguments(const std::vector<Tensor>& tensors) const {

@@ -4,21 +4,10 @@
 
 namespace kiln::runtime {
 
-namespace {
-constexpr size_t kRecent = 1024;
-}
-
-void CacheEntry::record_call(std::string_view tier, double ms) {
-  calls.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard lock(mutex_);
-  if (recent_ms_.capacity() < kRecent) recent_ms_.reserve(kRecent); // once: later calls allocate nothing
-  if (recent_ms_.size() < kRecent)
-    recent_ms_.push_back(ms);
-  else
-    recent_ms_[next_slot_] = ms;
-  next_slot_ = (next_slot_ + 1) % kRecent;
-  total_ms_ += ms;
-  ++calls_per_tier_[std::string(tier)];
+void CacheEntry::promote(std::shared_ptr<const Executable> exe) {
+  const Executable* raw = exe.get();
+  jit.store(std::move(exe), std::memory_order_release);
+  jit_serving_.store(raw, std::memory_order_release);
 }
 
 void CacheEntry::record_promotion(double ms, const std::string& error) {
@@ -33,35 +22,36 @@ SignatureStats CacheEntry::stats() const {
   s.signature = signature;
   auto serving = current();
   s.tier = std::string(serving->tier());
-  s.calls = calls.load();
   s.interp_compile_ms = interp_compile_ms;
   const runtime::ExecutableMemory memory = serving->memory();
   s.arena_bytes = memory.arena_bytes;
   s.weight_bytes = memory.weight_bytes;
   s.constant_bytes = memory.constant_bytes;
   s.ops_per_lowering = serving->ops_per_lowering();
+  for (CallCounts::Tier tier : {CallCounts::interp, CallCounts::jit})
+    if (const uint64_t n = calls.total(tier)) {
+      s.calls_per_tier[tier == CallCounts::jit ? "jit" : "interp"] = n;
+      s.calls += n;
+    }
+  s.total_ms = calls.estimated_total_ms();
+  s.median_ms = calls.median_ms();
   std::lock_guard lock(mutex_);
-  s.calls_per_tier = calls_per_tier_;
-  s.total_ms = total_ms_;
   s.jit_compile_ms = jit_compile_ms_;
   s.jit_error = jit_error_;
-  if (!recent_ms_.empty()) {
-    std::vector<double> sorted = recent_ms_;
-    std::nth_element(sorted.begin(), sorted.begin() + long(sorted.size() / 2), sorted.end());
-    s.median_ms = sorted[sorted.size() / 2];
-  }
   return s;
 }
 
-std::shared_ptr<CacheEntry> ExecutableCache::get_or_build(const std::string& key, const Builder& build, bool* built) {
+std::shared_ptr<CacheEntry> ExecutableCache::get_or_build(const std::string& key, const Builder& build, bool* built,
+                                                          uint64_t* epoch) {
   if (built) *built = false;
   // Made only on a miss: a promise allocates its shared state, and a hit must allocate nothing.
   std::optional<std::promise<std::shared_ptr<CacheEntry>>> promise;
   {
     std::unique_lock lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->second;
+      touch(*it->second);
+      if (epoch) *epoch = epoch_.load();
+      return it->second;
     }
     if (auto it = pending_.find(key); it != pending_.end()) {
       auto future = it->second;
@@ -73,10 +63,14 @@ std::shared_ptr<CacheEntry> ExecutableCache::get_or_build(const std::string& key
   try {
     auto entry = build();
     builds_.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard lock(mutex_);
-    insert_locked(key, entry);
-    pending_.erase(key);
-    promise->set_value(entry);
+    {
+      std::lock_guard lock(mutex_);
+      insert_locked(key, entry);
+      if (epoch) *epoch = epoch_.load();
+      pending_.erase(key);
+      promise->set_value(entry);
+    }
+    free_evicted();
     if (built) *built = true;
     return entry;
   } catch (...) {
@@ -88,13 +82,35 @@ std::shared_ptr<CacheEntry> ExecutableCache::get_or_build(const std::string& key
 }
 
 void ExecutableCache::insert_locked(const std::string& key, std::shared_ptr<CacheEntry> entry) {
-  lru_.emplace_front(key, std::move(entry));
-  index_[key] = lru_.begin();
-  while (lru_.size() > capacity_) {
-    index_.erase(lru_.back().first);
-    lru_.pop_back();
-    evictions_.fetch_add(1, std::memory_order_relaxed);
+  touch(*entry);
+  index_.insert_or_assign(key, std::move(entry));
+  while (index_.size() > capacity_) {
+    auto oldest = index_.begin();
+    for (auto it = index_.begin(); it != index_.end(); ++it)
+      if (it->second->last_use.load(std::memory_order_relaxed) <
+          oldest->second->last_use.load(std::memory_order_relaxed))
+        oldest = it;
+    evict_locked(oldest);
   }
+}
+
+// The entry leaves the index now; it is freed by free_evicted() once no warm call can be using it.
+void ExecutableCache::evict_locked(std::unordered_map<std::string, std::shared_ptr<CacheEntry>>::iterator it) {
+  evicted_.push_back(std::move(it->second));
+  index_.erase(it);
+  epoch_.fetch_add(1);
+  evictions_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Called without the lock and outside any section of grace().
+void ExecutableCache::free_evicted() {
+  std::vector<std::shared_ptr<CacheEntry>> freeing;
+  {
+    std::lock_guard lock(mutex_);
+    freeing.swap(evicted_);
+  }
+  if (freeing.empty()) return;
+  grace_.wait();
 }
 
 void ExecutableCache::count_promotion(bool succeeded) {
@@ -107,32 +123,37 @@ SessionTotals ExecutableCache::totals() const {
 }
 
 void ExecutableCache::retire_stale(const WeightRegistry& registry) {
-  std::lock_guard lock(mutex_);
-  for (auto it = lru_.begin(); it != lru_.end();) {
-    const auto& versions = it->second->registry_versions;
-    const bool stale = std::any_of(versions.begin(), versions.end(),
-                                   [&](const auto& weight) { return registry.version(weight.first) != weight.second; });
-    if (!stale) {
-      ++it;
-      continue;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = index_.begin(); it != index_.end();) {
+      const auto& versions = it->second->registry_versions;
+      const bool stale = std::any_of(versions.begin(), versions.end(), [&](const auto& weight) {
+        return registry.version(weight.first) != weight.second;
+      });
+      auto next = std::next(it);
+      if (stale) evict_locked(it);
+      it = next;
     }
-    index_.erase(it->first);
-    it = lru_.erase(it);
-    evictions_.fetch_add(1, std::memory_order_relaxed);
   }
+  free_evicted();
 }
 
 std::vector<std::shared_ptr<CacheEntry>> ExecutableCache::entries() const {
-  std::lock_guard lock(mutex_);
   std::vector<std::shared_ptr<CacheEntry>> out;
-  for (const auto& [key, entry] : lru_)
-    out.push_back(entry);
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, entry] : index_)
+      out.push_back(entry);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a->last_use.load(std::memory_order_relaxed) > b->last_use.load(std::memory_order_relaxed);
+  });
   return out;
 }
 
 size_t ExecutableCache::size() const {
   std::lock_guard lock(mutex_);
-  return lru_.size();
+  return index_.size();
 }
 
 CompileQueue::CompileQueue() : thread_([this] { loop(); }) {}

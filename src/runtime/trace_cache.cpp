@@ -1,3 +1,4 @@
+#include "runtime/grace_period.hpp"
 #include "runtime/log.hpp"
 #include <algorithm>
 #include <condition_variable>
@@ -19,7 +20,28 @@ struct TraceCache::Entry::Pattern {
     int32_t alias_of = -1;
   };
   std::vector<Leaf> leaves;
+  // The tensor leaves again, flat, for the warm call: dims of each from first_dim in `dims`.
+  struct TensorLeaf {
+    DType dtype = DType::f32;
+    size_t first_dim = 0, rank = 0;
+    int32_t alias_of = -1;
+  };
+  std::vector<TensorLeaf> tensor_leaves;
+  std::vector<int64_t> dims;
+  int64_t symbols = 0;
+  void flatten();
 };
+
+void TraceCache::Entry::Pattern::flatten() {
+  for (const Leaf& leaf : leaves) {
+    if (leaf.kind == TreeLeaf::Kind::baked) continue;
+    tensor_leaves.push_back({leaf.dtype, dims.size(), leaf.dims.size(), leaf.alias_of});
+    for (int64_t d : leaf.dims) {
+      dims.push_back(d);
+      symbols = std::max(symbols, -d);
+    }
+  }
+}
 
 namespace {
 
@@ -94,7 +116,13 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 struct TraceCache::State {
   mutable std::mutex mutex;
   std::vector<std::shared_ptr<Entry>> entries;
-  std::atomic<uint64_t> clock{0}; // orders uses, for LRU
+  // The entry warm calls try first (TraceCache::hold); entries leaving `entries` are freed once the
+  // warm sections running then have ended.
+  std::atomic<const Entry*> held{nullptr};
+  runtime::GracePeriod grace;
+  std::vector<std::shared_ptr<Entry>> dropped; // waiting for the grace period
+  uint64_t dropped_warm_calls = 0;             // of entries no longer cached: still hits
+  std::atomic<uint64_t> clock{0};              // orders uses, for LRU
   std::atomic<uint64_t> hits{0};
   uint64_t traces = 0; // traces begun since the last clear: what the recompile limit counts
   uint64_t misses = 0, uncached = 0, evictions = 0;
@@ -106,6 +134,26 @@ struct TraceCache::State {
   // Signatures being traced now, and the wake-up of the calls waiting for one of them.
   std::vector<std::pair<std::type_index, std::shared_ptr<const Pattern>>> in_flight;
   std::condition_variable traced;
+
+  // Takes `entry` out of the cache (under the lock); drop_retired() frees it.
+  void retire_locked(std::vector<std::shared_ptr<Entry>>::iterator it) {
+    const std::shared_ptr<Entry>& entry = *it;
+    entry->in_cache = false;
+    if (held.load() == entry.get()) held.store(nullptr);
+    for (const Entry::WarmCalls& shard : entry->warm_calls)
+      dropped_warm_calls += shard.calls.load(std::memory_order_relaxed);
+    dropped.push_back(std::move(*it));
+    entries.erase(it);
+  }
+  // Without the lock, outside any warm section of this cache.
+  void drop_retired() {
+    std::vector<std::shared_ptr<Entry>> freeing;
+    {
+      const std::lock_guard lock(mutex);
+      freeing.swap(dropped);
+    }
+    if (!freeing.empty()) grace.wait();
+  }
 
   bool is_in_flight(const Pattern& call, std::type_index args_type) const {
     return std::any_of(in_flight.begin(), in_flight.end(),
@@ -273,11 +321,10 @@ std::vector<TensorLayout> TraceCache::symbolic_trace_failed(const Error& error, 
   return layouts;
 }
 
-std::shared_ptr<TraceCache::Entry> TraceCache::insert(const TreeLeaves& leaves, const std::vector<Tensor>& tensors,
-                                                      std::type_index args_type,
-                                                      const std::vector<TensorLayout>& layouts,
-                                                      std::shared_ptr<const void> callable,
-                                                      std::shared_ptr<CallableCore> core, double compile_ms) {
+std::shared_ptr<TraceCache::Entry>
+TraceCache::insert(const TreeLeaves& leaves, const std::vector<Tensor>& tensors, std::type_index args_type,
+                   const std::vector<TensorLayout>& layouts, std::shared_ptr<const void> callable,
+                   std::shared_ptr<CallableCore> core, double compile_ms, ArgumentStructure structure) {
   State& s = *state_;
   auto pattern = std::make_shared<Pattern>(call_pattern(leaves, tensors));
   std::map<std::string, int64_t> symbols;
@@ -295,8 +342,9 @@ std::shared_ptr<TraceCache::Entry> TraceCache::insert(const TreeLeaves& leaves, 
         leaf.dims[d] = -1 - symbols.emplace(shape[d].name(), int64_t(symbols.size())).first->second;
     signature += std::string(dtype_name(leaf.dtype)) + dims_text(leaf.dims);
   }
+  pattern->flatten();
   const Pattern call = call_pattern(leaves, tensors);
-  const std::lock_guard lock(s.mutex);
+  std::unique_lock lock(s.mutex);
   s.compile_ms += compile_ms;
   for (const auto& existing : s.entries) // another thread traced the same signature meanwhile
     if (existing->args_type == args_type && serves(*existing->pattern, call)) {
@@ -311,16 +359,69 @@ std::shared_ptr<TraceCache::Entry> TraceCache::insert(const TreeLeaves& leaves, 
   entry->signature = std::move(signature);
   entry->pattern = std::move(pattern);
   entry->args_type = args_type;
+  entry->structure = std::move(structure);
   entry->calls = 1;
   entry->last_use = ++s.clock;
   s.entries.push_back(entry);
   if (s.entries.size() > options_.capacity) {
     auto oldest = std::min_element(s.entries.begin(), s.entries.end(),
                                    [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
-    s.entries.erase(oldest);
+    s.retire_locked(oldest);
     ++s.evictions;
   }
+  lock.unlock();
+  s.drop_retired();
   return entry;
+}
+
+TraceCache::WarmSection::WarmSection(TraceCache& cache) {
+  State& s = *cache.state_;
+  counter_ = s.grace.enter(); // opaque to the public header
+  held_ = s.held.load(std::memory_order_acquire);
+}
+
+TraceCache::WarmSection::~WarmSection() { runtime::GracePeriod::leave(static_cast<std::atomic<uint64_t>*>(counter_)); }
+
+bool TraceCache::serves_warm(const Entry& entry, std::span<const Tensor> tensors) {
+  const Pattern& p = *entry.pattern;
+  if (tensors.size() != p.tensor_leaves.size() || p.symbols > 8) return false;
+  std::array<int64_t, 8> bound; // symbol -> size, -1 until seen
+  bound.fill(-1);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    const Pattern::TensorLeaf& leaf = p.tensor_leaves[i];
+    if (!t.is_concrete() || t.dtype() != leaf.dtype) return false;
+    const Shape& shape = t.shape();
+    if (shape.size() != leaf.rank) return false;
+    for (size_t d = 0; d < leaf.rank; ++d) {
+      const int64_t want = p.dims[leaf.first_dim + d], got = shape[d].size();
+      if (want >= 0) {
+        if (want != got) return false;
+        continue;
+      }
+      int64_t& symbol = bound[size_t(-want - 1)];
+      if (symbol < 0) symbol = got;
+      if (symbol != got) return false;
+    }
+  }
+  // Aliasing as call_pattern sees it: the first earlier tensor leaf with the same storage.
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    const void* data = tensors[i].nbytes() ? tensors[i].raw_data() : nullptr;
+    int32_t alias_of = -1;
+    for (size_t j = 0; j < i && data && alias_of < 0; ++j)
+      if (tensors[j].nbytes() && tensors[j].raw_data() == data) alias_of = int32_t(j);
+    if (alias_of != p.tensor_leaves[i].alias_of) return false;
+  }
+  Entry& counted = const_cast<Entry&>(entry);
+  counted.warm_calls[thread_slot() % counted.warm_calls.size()].calls.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t now = state_->clock.load(std::memory_order_relaxed);
+  if (counted.last_use.load(std::memory_order_relaxed) != now) counted.last_use = ++state_->clock;
+  return true;
+}
+
+void TraceCache::hold(const std::shared_ptr<Entry>& entry) {
+  const std::lock_guard lock(state_->mutex);
+  if (entry->in_cache && entry->structure.args_type) state_->held.store(entry.get(), std::memory_order_release);
 }
 
 void TraceCache::count_hit(Entry& entry) {
@@ -332,23 +433,32 @@ void TraceCache::count_hit(Entry& entry) {
 JitStats TraceCache::stats() const {
   const State& s = *state_;
   const std::lock_guard lock(s.mutex);
-  JitStats out{s.entries.size(), s.hits, s.misses, s.uncached, s.evictions, s.compile_ms, {}};
+  JitStats out{s.entries.size(), s.hits + s.dropped_warm_calls, s.misses, s.uncached, s.evictions, s.compile_ms, {}};
   std::vector<std::shared_ptr<Entry>> by_use = s.entries;
   std::sort(by_use.begin(), by_use.end(), [](const auto& a, const auto& b) { return a->last_use > b->last_use; });
-  for (const auto& entry : by_use)
-    out.per_entry.push_back({entry->signature, entry->core->last_tier(), entry->calls, entry->compile_ms});
+  for (const auto& entry : by_use) {
+    uint64_t warm = 0;
+    for (const Entry::WarmCalls& shard : entry->warm_calls)
+      warm += shard.calls.load(std::memory_order_relaxed);
+    out.hits += warm;
+    out.per_entry.push_back({entry->signature, entry->core->last_tier(), entry->calls + warm, entry->compile_ms});
+  }
   return out;
 }
 
 void TraceCache::clear() {
   State& s = *state_;
-  const std::lock_guard lock(s.mutex);
-  s.entries.clear();
+  std::unique_lock lock(s.mutex);
+  while (!s.entries.empty())
+    s.retire_locked(s.entries.end() - 1);
+  s.dropped_warm_calls = 0;
   s.hits = 0;
   s.traces = s.misses = s.uncached = s.evictions = 0;
   s.compile_ms = 0;
   s.static_only = s.limit_logged = false;
   s.dynamic_dims.clear();
+  lock.unlock();
+  s.drop_retired();
 }
 
 void TraceCache::set_fail_on_recompile(bool on) {

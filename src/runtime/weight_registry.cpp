@@ -13,7 +13,8 @@ void WeightRegistry::set(const std::string& name, const Tensor& value) {
     std::lock_guard lock(mutex_);
     Entry& e = entries_[name];
     e.value = value;
-    e.version = version = ++generation_;
+    e.version = version = generation_.load(std::memory_order_relaxed) + 1;
+    generation_.store(version, std::memory_order_release);
   }
   forms_->forget_older(name, version);
 }
@@ -52,11 +53,6 @@ std::optional<WeightRegistry::Versioned> WeightRegistry::find_versioned(const st
   auto it = entries_.find(name);
   if (it == entries_.end()) return std::nullopt;
   return Versioned{it->second.value, it->second.version};
-}
-
-uint64_t WeightRegistry::generation() const {
-  std::lock_guard lock(mutex_);
-  return generation_;
 }
 
 std::vector<std::string> WeightRegistry::names() const {
