@@ -3,11 +3,13 @@
 #include "cli/tier_option.hpp"
 #include "io/atomic_file.hpp"
 #include "workloads.hpp"
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <kiln/kiln.hpp>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 namespace kiln::tools {
 
@@ -24,6 +26,13 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// Calls per second of `threads` caller threads together, kiln's and the control loop's.
+struct Throughput {
+  int threads = 0;
+  double calls_per_s = 0;
+  double control_per_s = 0;
+};
+
 struct CaseResult {
   std::string workload;
   std::vector<int64_t> input_dims;
@@ -32,6 +41,7 @@ struct CaseResult {
   double median_ms = 0;
   size_t timed_calls = 0;
   SignatureStats stats{};
+  std::vector<Throughput> throughput; // --caller-threads: 1..N threads
 };
 
 Tensor case_forward(const std::string& name, const Tensor& x) {
@@ -55,9 +65,70 @@ std::map<std::string, Tensor> case_weights(const std::string& name) {
   return deterministic_weights(name, kWeightSeed);
 }
 
+// Calls per second of `threads` threads each calling `call(thread index)` in a loop for about
+// `time_s` seconds, started together.
+template <class Call> double calls_per_second(int threads, double time_s, const Call& call) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false}, stop{false};
+  std::vector<uint64_t> calls(size_t(threads), 0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load())
+        std::this_thread::yield();
+      uint64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        call(t);
+        ++n;
+      }
+      calls[size_t(t)] = n;
+    });
+  while (ready.load() < threads)
+    std::this_thread::yield();
+  const auto start = Clock::now();
+  go.store(true);
+  std::this_thread::sleep_for(std::chrono::duration<double>(time_s));
+  stop.store(true);
+  for (std::thread& thread : pool)
+    thread.join();
+  const double seconds = ms_since(start) / 1e3;
+  uint64_t total = 0;
+  for (uint64_t n : calls)
+    total += n;
+  return double(total) / seconds;
+}
+
+// The control: what the one-op case computes (a fresh output, x + 1), written by hand, no kiln.
+void control_call(const std::vector<float>& x) {
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = x[i] + 1.0f;
+  volatile float sink = y.empty() ? 0.0f : y[0]; // keeps the loop from being elided
+  (void)sink;
+}
+
+// Throughput of `callable` with 1..max_threads caller threads, each with its own input.
+template <class Callable>
+std::vector<Throughput> measure_throughput(const Callable& callable, const std::vector<int64_t>& dims, int max_threads,
+                                           double time_s) {
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<float>> control_inputs;
+  for (int t = 0; t < max_threads; ++t) {
+    inputs.push_back(Tensor::randn(dims, kInputSeed));
+    control_inputs.emplace_back(size_t(numel_of(dims)), 1.0f);
+  }
+  std::vector<Throughput> out;
+  for (int threads = 1; threads <= max_threads; ++threads)
+    out.push_back({threads, calls_per_second(threads, time_s, [&](int t) { callable(inputs[size_t(t)]); }),
+                   calls_per_second(threads, time_s, [&](int t) { control_call(control_inputs[size_t(t)]); })});
+  return out;
+}
+
 // One case at one input shape, in a session of its own so the statistics are the case's alone.
 CaseResult bench_case(const std::string& name, const std::vector<int64_t>& dims,
-                      const std::map<std::string, Tensor>& weights, const TierPolicy& policy, double time_s) {
+                      const std::map<std::string, Tensor>& weights, const TierPolicy& policy, double time_s,
+                      int caller_threads) {
   CaseResult result{name, dims};
   auto session = std::make_shared<Session>(policy);
   session->weights().set_all(weights);
@@ -87,6 +158,7 @@ CaseResult bench_case(const std::string& name, const std::vector<int64_t>& dims,
   result.median_ms = median(timed_ms);
   result.timed_calls = timed_ms.size();
   result.stats = session->stats().at(0);
+  if (caller_threads > 0) result.throughput = measure_throughput(callable, dims, caller_threads, time_s);
   return result;
 }
 
@@ -113,6 +185,22 @@ void print_table(const std::vector<CaseResult>& results, std::ostream& out) {
     if (!r.stats.jit_error.empty())
       out << "  (" << r.workload << ": JIT promotion failed: " << r.stats.jit_error << ")\n";
   }
+  bool header = false;
+  for (const CaseResult& r : results)
+    for (const Throughput& t : r.throughput) {
+      if (!header) {
+        std::snprintf(line, sizeof line, "\n%-12s %-18s %-6s %7s %14s %14s %9s %9s\n", "workload", "input", "tier",
+                      "callers", "calls/s", "control/s", "speedup", "control");
+        out << line;
+        header = true;
+      }
+      const Throughput& one = r.throughput.front();
+      std::snprintf(line, sizeof line, "%-12s %-18s %-6s %7d %14.0f %14.0f %8.2fx %8.2fx\n", r.workload.c_str(),
+                    shape_to_string(shape_from_dims(r.input_dims)).c_str(), r.stats.tier.c_str(), t.threads,
+                    t.calls_per_s, t.control_per_s, t.calls_per_s / one.calls_per_s,
+                    t.control_per_s / one.control_per_s);
+      out << line;
+    }
   for (const CaseResult& r : results) {
     if (r.workload != kOneOp) continue;
     std::snprintf(line, sizeof line, "per-call overhead (%s, %s tier): %.2f us median\n", kOneOp.c_str(),
@@ -123,7 +211,11 @@ void print_table(const std::vector<CaseResult>& results, std::ostream& out) {
 
 nlohmann::json to_json(const BenchOptions& options, const std::vector<CaseResult>& results) {
   nlohmann::json cases = nlohmann::json::array();
-  for (const CaseResult& r : results)
+  for (const CaseResult& r : results) {
+    nlohmann::json throughput = nlohmann::json::array();
+    for (const Throughput& t : r.throughput)
+      throughput.push_back(
+          {{"caller_threads", t.threads}, {"calls_per_s", t.calls_per_s}, {"control_calls_per_s", t.control_per_s}});
     cases.push_back({{"workload", r.workload},
                      {"input", r.input_dims},
                      {"batch", r.input_dims.at(0)},
@@ -138,8 +230,14 @@ nlohmann::json to_json(const BenchOptions& options, const std::vector<CaseResult
                      {"interp_compile_ms", r.stats.interp_compile_ms},
                      {"jit_compile_ms", r.stats.jit_compile_ms},
                      {"ops_per_lowering", r.stats.ops_per_lowering},
-                     {"jit_error", r.stats.jit_error}});
-  return {{"tier", options.tier}, {"threads", options.threads}, {"time_s", options.time_s}, {"cases", cases}};
+                     {"jit_error", r.stats.jit_error},
+                     {"throughput", throughput}});
+  }
+  return {{"tier", options.tier},
+          {"threads", options.threads},
+          {"caller_threads", options.caller_threads},
+          {"time_s", options.time_s},
+          {"cases", cases}};
 }
 
 } // namespace
@@ -155,6 +253,7 @@ const std::vector<std::string>& bench_case_names() {
 
 void run_bench(const BenchOptions& options, std::ostream& out) {
   if (options.threads < 1) throw Error(ErrorKind::spec, "--threads must be at least 1");
+  if (options.caller_threads < 0) throw Error(ErrorKind::spec, "--caller-threads must be at least 0");
   if (!(options.time_s > 0)) throw Error(ErrorKind::spec, "--time-s must be positive");
   // The interpreter reads the thread count once, at its first kernel call: set it before any run.
   setenv("KILN_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
@@ -167,7 +266,7 @@ void run_bench(const BenchOptions& options, std::ostream& out) {
   for (const std::string& name : names) {
     const std::map<std::string, Tensor> weights = case_weights(name);
     for (const std::vector<int64_t>& dims : case_input_dims(name))
-      results.push_back(bench_case(name, dims, weights, policy, options.time_s));
+      results.push_back(bench_case(name, dims, weights, policy, options.time_s, options.caller_threads));
   }
   print_table(results, out);
   if (options.json_path.empty()) return;

@@ -95,6 +95,11 @@ void add_bench(CLI::App& app, Commands& c) {
   c.bench->add_option("--tier", o.tier, tier_help())->check(CLI::IsMember(tier_names()));
   c.bench->add_option("--threads", o.threads, "interpreter threads, KILN_NUM_THREADS (default 2)")
       ->check(CLI::Range(1, 4096));
+  c.bench
+      ->add_option("--caller-threads", o.caller_threads,
+                   "also measure calls/s with 1..N threads calling each case in a loop, beside a control loop without "
+                   "kiln (default 0: off)")
+      ->check(CLI::Range(0, 256));
   c.bench->add_option("--json", o.json_path, "write the results to this JSON file");
   c.bench->add_option("--time-s", o.time_s, "seconds of timed calls per case (default 2)")->check(CLI::PositiveNumber);
 }
