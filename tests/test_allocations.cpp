@@ -133,3 +133,63 @@ TEST_CASE("the device loop of docs/deploying.md: files, a static arena, call_int
   const Tensor expected = compile_staged(tools::stage_workload("mlp"), in_memory)(x).at(0);
   CHECK(tools::max_abs_difference(y[0], expected) == 0.0);
 }
+
+namespace {
+
+Tensor add_one(const Tensor& x) { return x + 1.0f; }
+
+TierPolicy tier_policy(const std::string& tier) {
+  return tier == "jit" ? TierPolicy{JitMode::always, 0, false} : TierPolicy{JitMode::off, 0, false};
+}
+
+constexpr int kOneOpCalls = 200;
+
+} // namespace
+
+TEST_CASE("a warm call_into of the one-op graph allocates nothing on either tier") {
+  for (const std::string tier : {"interp", "jit"}) {
+    CAPTURE(tier);
+    auto session = std::make_shared<Session>(tier_policy(tier));
+    auto f = compile(add_one, {.session = session})(TensorLayout(DType::f32, {16}));
+    const Tensor x = Tensor::randn({16}, 3);
+    std::vector<Tensor> y{Tensor::empty({16})};
+    for (int i = 0; i < 3; ++i)
+      f.call_into(y, x);
+    CHECK(test::allocations_during([&] {
+            for (int i = 0; i < kOneOpCalls; ++i)
+              f.call_into(y, x);
+          }) == 0);
+    CHECK(session->stats().at(0).tier == tier);
+  }
+}
+
+// A fresh output is a tensor (its implementation and shape) and its storage: what Tensor::empty
+// allocates; the call itself, its argument checks and its statistics allocate nothing.
+TEST_CASE("a warm f(x) allocates its output and nothing else, for compile, kiln::jit and modules") {
+  struct AddOne : nn::Module {
+    Tensor forward(const Tensor& x) override { return add_one(x); }
+  };
+  const Tensor x = Tensor::randn({16}, 4);
+  const uint64_t per_output = test::allocations_during([] { escaped = Tensor::empty({16}).raw_data(); });
+  for (const std::string tier : {"interp", "jit"}) {
+    CAPTURE(tier);
+    auto session = std::make_shared<Session>(tier_policy(tier));
+    JitOptions options;
+    options.compile.session = session;
+    auto compiled = compile(add_one, {.session = session})(TensorLayout(DType::f32, {16}));
+    auto traced = kiln::jit(add_one, options);
+    CompiledModule module(std::make_shared<AddOne>(), options);
+    const std::vector<std::pair<std::string, std::function<Tensor()>>> forms{
+        {"compile", [&] { return compiled(x); }}, {"jit", [&] { return traced(x); }}, {"module", [&] { return module(x); }}};
+    for (const auto& [form, call] : forms) {
+      CAPTURE(form);
+      for (int i = 0; i < 3; ++i)
+        call();
+      const uint64_t allocations = test::allocations_during([&] {
+        for (int i = 0; i < kOneOpCalls; ++i)
+          escaped = call().raw_data();
+      });
+      CHECK(allocations <= uint64_t(kOneOpCalls) * per_output);
+    }
+  }
+}
