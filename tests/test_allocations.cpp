@@ -179,8 +179,9 @@ TEST_CASE("a warm f(x) allocates its output and nothing else, for compile, kiln:
     auto compiled = compile(add_one, {.session = session})(TensorLayout(DType::f32, {16}));
     auto traced = kiln::jit(add_one, options);
     CompiledModule module(std::make_shared<AddOne>(), options);
-    const std::vector<std::pair<std::string, std::function<Tensor()>>> forms{
-        {"compile", [&] { return compiled(x); }}, {"jit", [&] { return traced(x); }}, {"module", [&] { return module(x); }}};
+    const std::vector<std::pair<std::string, std::function<Tensor()>>> forms{{"compile", [&] { return compiled(x); }},
+                                                                             {"jit", [&] { return traced(x); }},
+                                                                             {"module", [&] { return module(x); }}};
     for (const auto& [form, call] : forms) {
       CAPTURE(form);
       for (int i = 0; i < 3; ++i)

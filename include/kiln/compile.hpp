@@ -88,13 +88,21 @@ public:
       : core_(std::move(core)), template_(std::move(result_template)) {}
 
   template <class... Args> Result operator()(const Args&... args) const {
-    detail::ArgumentWalk walk(core_->structure(), typeid(std::tuple<Args...>));
-    (detail::walk_args(args, walk), ...);
     detail::TensorList outputs;
-    if (walk.matched())
-      core_->call_flat(walk.tensors(), outputs);
-    else
-      call_checked(outputs, args...);
+    if constexpr (detail::all_tensors_v<Args...>) {
+      if (detail::tensors_match<Args...>(core_->structure())) {
+        detail::with_tensor_span([&](std::span<const Tensor> tensors) { core_->call_flat(tensors, outputs); }, args...);
+        return result_of(outputs.span());
+      }
+    } else {
+      detail::ArgumentWalk walk(core_->structure(), typeid(std::tuple<Args...>));
+      (detail::walk_args(args, walk), ...);
+      if (walk.matched()) {
+        core_->call_flat(walk.tensors(), outputs);
+        return result_of(outputs.span());
+      }
+    }
+    call_checked(outputs, args...);
     return result_of(outputs.span());
   }
 
@@ -134,9 +142,10 @@ private:
     (detail::flatten_args(args, std::to_string(position++), leaves, tensors), ...);
     for (const Tensor& out : core_->call(leaves, tensors))
       outputs.push_back(out);
-    detail::ArgumentWalk recorder(typeid(std::tuple<Args...>));
+    detail::ArgumentStructure structure;
+    detail::ArgumentWalk recorder(structure, typeid(std::tuple<Args...>));
     (detail::walk_args(args, recorder), ...);
-    core_->remember_structure(std::move(recorder.structure()));
+    core_->remember_structure(std::move(structure));
   }
 
   std::shared_ptr<detail::CallableCore> core_;

@@ -209,13 +209,20 @@ public:
       // integers, and the tensors handed to its callable as they are.
       detail::TraceCache::WarmSection section(*cache_);
       if (const detail::TraceCache::Entry* held = section.held()) {
-        detail::ArgumentWalk walk(&held->structure, typeid(std::tuple<Args...>));
-        (detail::walk_args(args, walk), ...);
-        if (walk.matched() && cache_->serves_warm(*held, walk.tensors())) {
-          const auto& callable = *static_cast<const CompiledCallable<Result>*>(held->callable.get());
-          detail::TensorList outputs;
-          callable.core()->call_flat(walk.tensors(), outputs);
-          return callable.result_of(outputs.span());
+        const auto& callable = *static_cast<const CompiledCallable<Result>*>(held->callable.get());
+        detail::TensorList outputs;
+        auto serve = [&](std::span<const Tensor> tensors) {
+          if (!cache_->serves_warm(*held, tensors)) return false;
+          callable.core()->call_flat(tensors, outputs);
+          return true;
+        };
+        if constexpr (detail::all_tensors_v<Args...>) {
+          if (detail::tensors_match<Args...>(&held->structure) && detail::with_tensor_span(serve, args...))
+            return callable.result_of(outputs.span());
+        } else {
+          detail::ArgumentWalk walk(&held->structure, typeid(std::tuple<Args...>));
+          (detail::walk_args(args, walk), ...);
+          if (walk.matched() && serve(walk.tensors())) return callable.result_of(outputs.span());
         }
       }
     }
@@ -276,10 +283,11 @@ private:
     auto core = std::make_shared<detail::CallableCore>(traced->module, traced->leaves, cache_->options().compile);
     auto callable = std::make_shared<const CompiledCallable<Result>>(core, std::move(traced->result));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    detail::ArgumentWalk recorder(typeid(std::tuple<Args...>));
+    detail::ArgumentStructure structure;
+    detail::ArgumentWalk recorder(structure, typeid(std::tuple<Args...>));
     (detail::walk_args(args, recorder), ...);
     auto entry = cache_->insert(leaves, tensors, typeid(std::tuple<Args...>), decision.layouts, std::move(callable),
-                                std::move(core), ms, std::move(recorder.structure()));
+                                std::move(core), ms, std::move(structure));
     cache_->hold(entry);
     return entry;
   }

@@ -4,6 +4,7 @@
 #include <kiln/layout.hpp>
 #include <kiln/tensor.hpp>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -281,20 +282,22 @@ class ArgumentWalk {
 public:
   // Compares with `expected`; a null `expected` never matches.
   ArgumentWalk(const ArgumentStructure* expected, const std::type_info& args_type)
-      : expected_(expected), matched_(expected && *expected->args_type == args_type) {}
-  // Records the structure (structure()).
-  explicit ArgumentWalk(const std::type_info& args_type) : recording_(true) { recorded_.args_type = &args_type; }
+      : expected_(expected), matched_(expected && expected->args_type && *expected->args_type == args_type) {}
+  // Records the structure into `recording`.
+  ArgumentWalk(ArgumentStructure& recording, const std::type_info& args_type) : recording_(&recording) {
+    recording.args_type = &args_type;
+  }
 
   void tensor(const Tensor& t) { tensors_.push_back(t); }
   void size(uint64_t n) {
     if (recording_)
-      recorded_.sizes.push_back(n);
+      recording_->sizes.push_back(n);
     else
       matched_ = matched_ && next_size_ < expected_->sizes.size() && expected_->sizes[next_size_++] == n;
   }
   void text(std::string_view t) {
     if (recording_)
-      recorded_.texts.emplace_back(t);
+      recording_->texts.emplace_back(t);
     else
       matched_ = matched_ && next_text_ < expected_->texts.size() && expected_->texts[next_text_++] == t;
   }
@@ -304,15 +307,33 @@ public:
     return matched_ && next_size_ == expected_->sizes.size() && next_text_ == expected_->texts.size();
   }
   std::span<const Tensor> tensors() const { return tensors_.span(); }
-  ArgumentStructure& structure() { return recorded_; }
 
 private:
   const ArgumentStructure* expected_ = nullptr;
-  bool matched_ = false, recording_ = false;
+  ArgumentStructure* recording_ = nullptr;
+  bool matched_ = false;
   size_t next_size_ = 0, next_text_ = 0;
-  ArgumentStructure recorded_;
   TensorList tensors_;
 };
+
+// Arguments that are all tensors: their structure is their count, which their type says.
+template <class... Args> constexpr bool all_tensors_v = sizeof...(Args) > 0 && (std::is_same_v<Args, Tensor> && ...);
+
+// Whether a tensor-only call matches `expected` (its structure is its type alone).
+template <class... Args> bool tensors_match(const ArgumentStructure* expected) {
+  return expected && expected->args_type && *expected->args_type == typeid(std::tuple<Args...>);
+}
+
+// Calls `run` with the tensors of a tensor-only call as one span: the argument itself for one, a
+// copy of the handles for more.
+template <class Run, class... Args> decltype(auto) with_tensor_span(const Run& run, const Args&... args) {
+  if constexpr (sizeof...(Args) == 1) {
+    return run(std::span<const Tensor>(std::addressof(args)..., 1));
+  } else {
+    const std::array<Tensor, sizeof...(Args)> tensors{args...};
+    return run(std::span<const Tensor>(tensors));
+  }
+}
 
 // flatten_args's walk for the warm call: the same leaves in the same order, without paths.
 template <class A> void walk_args(const A& arg, ArgumentWalk& walk) {
