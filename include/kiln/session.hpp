@@ -83,8 +83,12 @@ struct SignatureStats {
   std::string callable;  // graph name
   std::string signature; // "x=f32[4, 2]"
   std::string tier;      // tier now serving: "interp" or "jit"
+  // Calls, and calls per tier that ran them ("interp", "jit"): exact counts.
   uint64_t calls = 0;
   std::map<std::string, uint64_t> calls_per_tier;
+  // Times are sampled (two clock reads per call would cost more than a small graph's call): every
+  // call among each calling thread's first 16 per tier, then one in 64. median_ms is the median of
+  // the last 1024 sampled calls, total_ms their mean times `calls`.
   double total_ms = 0;
   double median_ms = 0;
   double interp_compile_ms = 0;
