@@ -62,6 +62,14 @@ std::vector<Tensor> wrap_views(const ExecutionPlan& plan, std::span<const View> 
   return tensors;
 }
 
+// A tensor's first element, read in place (Tensor::raw_data is a call per tensor); callers
+// checked the types, so a symbolic or undefined tensor here is the same error raw_data gives.
+void* concrete_data(const Tensor& tensor) {
+  const detail::TensorImpl* impl = tensor.impl().get();
+  if (!impl || impl->graph) return const_cast<Tensor&>(tensor).raw_data();
+  return impl->data;
+}
+
 } // namespace
 
 PlanExecutable::PlanExecutable(std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights,
@@ -133,9 +141,9 @@ void PlanExecutable::bind_call(CallState& state, std::span<const Tensor> inputs,
   }
   // Arguments are read through the caller's memory; buffer arguments are also written through it.
   for (size_t i = 0; i < inputs.size(); ++i)
-    state.value_data[fn.args[i]] = const_cast<void*>(inputs[i].raw_data());
+    state.value_data[fn.args[i]] = concrete_data(inputs[i]);
   for (size_t i = 0; i < plan_.outputs().size(); ++i)
-    if (plan_.outputs()[i].written_by_op) state.value_data[plan_.outputs()[i].value] = outputs[i].raw_data();
+    if (plan_.outputs()[i].written_by_op) state.value_data[plan_.outputs()[i].value] = concrete_data(outputs[i]);
   for (ir::ValueId v : plan_.aliases())
     state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
 }

@@ -32,8 +32,9 @@ const std::byte* data_of(const Tensor& tensor) { return static_cast<const std::b
 [[gnu::always_inline]] inline bool SignatureTypes::has_type(const Tensor& tensor, const Value& value,
                                                             const int64_t* dims) {
   // Concrete tensors are all on cpu:0 today; the full check (CallableCore) compares devices.
-  if (!tensor.is_concrete()) return false;
-  const TensorLayout& layout = tensor.impl()->layout;
+  const detail::TensorImpl* impl = tensor.impl().get(); // read in place: no call per tensor
+  if (!impl || impl->graph) return false;
+  const TensorLayout& layout = impl->layout;
   const Shape& shape = layout.shape;
   if (layout.dtype != value.dtype || shape.size() != value.rank) return false;
   for (size_t d = 0; d < value.rank; ++d)
