@@ -79,7 +79,7 @@ def test_compiled_conv1d_matches_torch_on_both_tiers(session, batch, channels, o
     run = compilation.compile(model, weights=weights, session=session)(spec)
     assert_matches_torch(run(x), x, w, b, **kw)
     lowerings = session.stats()[0]["ops_per_lowering"]
-    assert ("dnnl.conv2d" in lowerings) == (session.mode == "always")
+    assert ("dnnl.conv2d" in lowerings) == (session.mode == "always" and kiln.has_jit)
 
 
 def test_stride_padding_and_dilation_take_an_int_or_a_one_element_sequence():
