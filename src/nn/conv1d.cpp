@@ -12,13 +12,7 @@ constexpr uint64_t kWeightSeed = 3, kBiasSeed = 4;
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, Conv1dOptions options)
     : conv_{options.stride, options.padding, options.dilation, options.groups} {
   detail::require_positive("Conv1d", "kernel_size", kernel_size);
-  detail::require_positive("Conv1d", "groups", options.groups);
-  detail::require_positive("Conv1d", "in_channels", in_channels);
-  detail::require_positive("Conv1d", "out_channels", out_channels);
-  if (in_channels % options.groups != 0 || out_channels % options.groups != 0)
-    throw Error(ErrorKind::spec, "Conv1d: in_channels " + std::to_string(in_channels) + " and out_channels " +
-                                     std::to_string(out_channels) + " must be divisible by groups " +
-                                     std::to_string(options.groups));
+  detail::require_grouped_channels("Conv1d", in_channels, out_channels, options.groups);
   const int64_t fan_in = in_channels / options.groups * kernel_size;
   register_parameter(
       "weight", detail::uniform_fan_in({out_channels, in_channels / options.groups, kernel_size}, fan_in, kWeightSeed));

@@ -21,13 +21,7 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, std::vector<int64_t> k
   require_pair("stride", options.stride);
   require_pair("padding", options.padding);
   require_pair("dilation", options.dilation);
-  detail::require_positive("Conv2d", "groups", options.groups);
-  detail::require_positive("Conv2d", "in_channels", in_channels);
-  detail::require_positive("Conv2d", "out_channels", out_channels);
-  if (in_channels % options.groups != 0 || out_channels % options.groups != 0)
-    throw Error(ErrorKind::spec, "Conv2d: in_channels " + std::to_string(in_channels) + " and out_channels " +
-                                     std::to_string(out_channels) + " must be divisible by groups " +
-                                     std::to_string(options.groups));
+  detail::require_grouped_channels("Conv2d", in_channels, out_channels, options.groups);
   const int64_t fan_in = in_channels / options.groups * kernel_size[0] * kernel_size[1];
   register_parameter(
       "weight", detail::uniform_fan_in({out_channels, in_channels / options.groups, kernel_size[0], kernel_size[1]},

@@ -23,15 +23,9 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, std:
   require_pair("padding", options.padding);
   require_pair("output_padding", options.output_padding);
   require_pair("dilation", options.dilation);
-  detail::require_positive("ConvTranspose2d", "groups", options.groups);
-  detail::require_positive("ConvTranspose2d", "in_channels", in_channels);
-  detail::require_positive("ConvTranspose2d", "out_channels", out_channels);
+  detail::require_grouped_channels("ConvTranspose2d", in_channels, out_channels, options.groups);
   detail::require_positive("ConvTranspose2d", "kernel height", kernel_size[0]);
   detail::require_positive("ConvTranspose2d", "kernel width", kernel_size[1]);
-  if (in_channels % options.groups != 0 || out_channels % options.groups != 0)
-    throw Error(ErrorKind::spec, "ConvTranspose2d: in_channels " + std::to_string(in_channels) + " and out_channels " +
-                                     std::to_string(out_channels) + " must be divisible by groups " +
-                                     std::to_string(options.groups));
   // torch's fan_in for a transposed convolution's weight [C, O / groups, kh, kw] is its dim 1 times
   // the kernel: out_channels / groups * kh * kw.
   const int64_t fan_in = out_channels / options.groups * kernel_size[0] * kernel_size[1];
