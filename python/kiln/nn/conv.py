@@ -1,5 +1,7 @@
 """Conv1d ([N, C, L]), Conv2d and ConvTranspose2d (NCHW)."""
 
+import math
+
 from .. import _tree
 from .. import functional as F
 from ._checks import _check_factory, _check_padding_mode, _check_positive, _pair, _single, _unsupported
@@ -35,23 +37,37 @@ def _same_padding(layer, kernel_size, stride, dilation, padding):
     return pads
 
 
-class Conv1d(Module):
+class _ConvNd(Module):
+    """What Conv1d and Conv2d share: their checks, sizes per spatial axis (`to_tuple` makes them),
+    string padding and torch's initialisation."""
+
+    def __init__(self, layer, to_tuple, in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                 bias, padding_mode, device, dtype):
+        super().__init__()
+        _check_conv(layer, in_channels, out_channels, groups, padding_mode, device, dtype)
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = to_tuple(layer, "kernel_size", kernel_size)
+        self.stride = to_tuple(layer, "stride", stride)
+        self.dilation = to_tuple(layer, "dilation", dilation)
+        self.padding = padding if isinstance(padding, str) else to_tuple(layer, "padding", padding)
+        self._pads = _same_padding(layer, self.kernel_size, self.stride, self.dilation, padding)
+        fan_in = in_channels // groups * math.prod(self.kernel_size)
+        self.weight = _uniform([out_channels, in_channels // groups, *self.kernel_size], fan_in, 3)
+        self.register_parameter("bias", _uniform([out_channels], fan_in, 4) if bias else None)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, groups={self.groups}")
+
+
+class Conv1d(_ConvNd):
     """[N, C, L]; weight [out_channels, in_channels / groups, kernel_size], bias [out_channels]. padding is
     an int, "valid" or "same" (stride 1); zero padding only."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
-        super().__init__()
-        _check_conv("Conv1d", in_channels, out_channels, groups, padding_mode, device, dtype)
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _single("Conv1d", "kernel_size", kernel_size)
-        self.stride = _single("Conv1d", "stride", stride)
-        self.dilation = _single("Conv1d", "dilation", dilation)
-        self.padding = padding if isinstance(padding, str) else _single("Conv1d", "padding", padding)
-        self._pads = _same_padding("Conv1d", self.kernel_size, self.stride, self.dilation, padding)
-        fan_in = in_channels // groups * self.kernel_size[0]
-        self.weight = _uniform([out_channels, in_channels // groups, *self.kernel_size], fan_in, 3)
-        self.register_parameter("bias", _uniform([out_channels], fan_in, 4) if bias else None)
+        super().__init__("Conv1d", _single, in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                         bias, padding_mode, device, dtype)
 
     def forward(self, input):
         if self._pads is None:
@@ -62,28 +78,15 @@ class Conv1d(Module):
         padded = F.pad(input, [0, 0, 0, 0, left, right])
         return F.conv1d(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
 
-    def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, groups={self.groups}")
 
-
-class Conv2d(Module):
+class Conv2d(_ConvNd):
     """NCHW; weight [out_channels, in_channels / groups, kh, kw], bias [out_channels]. padding is an
     int, a pair, "valid" or "same" (stride 1); zero padding only."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
-        super().__init__()
-        _check_conv("Conv2d", in_channels, out_channels, groups, padding_mode, device, dtype)
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _pair("Conv2d", "kernel_size", kernel_size)
-        self.stride = _pair("Conv2d", "stride", stride)
-        self.dilation = _pair("Conv2d", "dilation", dilation)
-        self.padding = padding if isinstance(padding, str) else _pair("Conv2d", "padding", padding)
-        self._pads = _same_padding("Conv2d", self.kernel_size, self.stride, self.dilation, padding)
-        fan_in = in_channels // groups * self.kernel_size[0] * self.kernel_size[1]
-        self.weight = _uniform([out_channels, in_channels // groups, *self.kernel_size], fan_in, 3)
-        self.register_parameter("bias", _uniform([out_channels], fan_in, 4) if bias else None)
+        super().__init__("Conv2d", _pair, in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+                         bias, padding_mode, device, dtype)
 
     def forward(self, input):
         if self._pads is None:
@@ -93,10 +96,6 @@ class Conv2d(Module):
             return F.conv2d(input, self.weight, self.bias, self.stride, (top, left), self.dilation, self.groups)
         padded = F.pad(input, [0, 0, 0, 0, top, bottom, left, right])
         return F.conv2d(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-
-    def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, groups={self.groups}")
 
 
 class ConvTranspose2d(Module):
