@@ -1,8 +1,10 @@
 #include "core/environment.hpp"
 #include "scoped_env.hpp"
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
 #include <limits>
@@ -59,6 +61,23 @@ TEST_CASE("concrete tensors are 64-byte aligned and typed") {
   CHECK(t.nbytes() == 60);
   CHECK(t.data<float>()[14] == 0.0f);
   CHECK_THROWS_WITH_AS(t.data<int32_t>(), "dtype error: data<i32>() of a tensor of dtype f32", Error);
+}
+
+TEST_CASE("a tensor and its data share one allocation: aligned, zeroed when asked, kept by copies") {
+  for (int64_t n : {0, 1, 7, 17, 1023})
+    for (DType dtype : {DType::f32, DType::f64, DType::u8, DType::f16}) {
+      CAPTURE(n);
+      Tensor zeros = Tensor::zeros({n}, dtype), empty = Tensor::empty({n, 3}, dtype);
+      CHECK(reinterpret_cast<uintptr_t>(zeros.raw_data()) % 64 == 0);
+      CHECK(reinterpret_cast<uintptr_t>(empty.raw_data()) % 64 == 0);
+      const auto* bytes = static_cast<const unsigned char*>(zeros.raw_data());
+      CHECK(std::all_of(bytes, bytes + zeros.nbytes(), [](unsigned char b) { return b == 0; }));
+      std::memset(empty.raw_data(), 0xab, empty.nbytes()); // the whole of it is writable
+      Tensor copy = empty;
+      empty = Tensor();
+      const auto* kept = static_cast<const unsigned char*>(copy.raw_data());
+      CHECK(std::all_of(kept, kept + copy.nbytes(), [](unsigned char b) { return b == 0xab; }));
+    }
 }
 
 TEST_CASE("tensor factories fill the values they promise") {

@@ -1,6 +1,7 @@
 #include "core/checked_arithmetic.hpp"
 #include "core/half.hpp"
 #include "core/tensor_impl.hpp"
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,39 @@ std::shared_ptr<void> allocate_aligned(size_t bytes, bool zero) {
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 
+namespace {
+
+// An allocator for std::allocate_shared that adds `extra` bytes past the one object it allocates
+// (the shared_ptr's control block with the TensorImpl inside) and says where they start.
+template <class T> struct TrailingBytesAllocator {
+  using value_type = T;
+  size_t extra;
+  std::byte** trailing;
+  TrailingBytesAllocator(size_t extra_bytes, std::byte** where) : extra(extra_bytes), trailing(where) {}
+  template <class U>
+  TrailingBytesAllocator(const TrailingBytesAllocator<U>& other) : extra(other.extra), trailing(other.trailing) {}
+  T* allocate(size_t n) {
+    auto* block = static_cast<std::byte*>(::operator new(n * sizeof(T) + extra));
+    *trailing = block + n * sizeof(T);
+    return reinterpret_cast<T*>(block);
+  }
+  void deallocate(T* p, size_t) noexcept { ::operator delete(p); }
+  template <class U> bool operator==(const TrailingBytesAllocator<U>& other) const { return extra == other.extra; }
+};
+
+} // namespace
+
+std::shared_ptr<TensorImpl> make_concrete_impl(TensorLayout layout, size_t bytes) {
+  constexpr size_t kAlignment = 64;
+  std::byte* trailing = nullptr;
+  auto impl = std::allocate_shared<TensorImpl>(
+      TrailingBytesAllocator<TensorImpl>(std::max<size_t>(bytes, 1) + kAlignment - 1, &trailing));
+  impl->layout = std::move(layout);
+  impl->data =
+      reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(trailing) + kAlignment - 1) / kAlignment * kAlignment);
+  return impl;
+}
+
 } // namespace detail
 
 namespace {
@@ -27,10 +61,9 @@ std::shared_ptr<detail::TensorImpl> concrete_impl(const std::vector<int64_t>& di
   for (int64_t d : dims)
     if (d < 0) throw Error(ErrorKind::shape, "tensor dimension " + std::to_string(d) + " is negative");
   const uint64_t bytes = checked_byte_size(dims, dtype);
-  auto impl = std::make_shared<detail::TensorImpl>();
-  impl->layout = TensorLayout(dtype, shape_from_dims(dims));
-  impl->storage = detail::allocate_aligned(size_t(bytes), zero);
-  impl->data = impl->storage.get();
+  check_allocation_size(size_t(bytes), "an allocation");
+  auto impl = detail::make_concrete_impl(TensorLayout(dtype, shape_from_dims(dims)), size_t(bytes));
+  if (zero) std::memset(impl->data, 0, size_t(bytes));
   return impl;
 }
 

@@ -27,4 +27,9 @@ struct TensorImpl {
 // Allocates a 64-byte aligned block (at least one byte, zero-initialised when asked).
 std::shared_ptr<void> allocate_aligned(size_t bytes, bool zero);
 
+// A concrete tensor of `layout` whose `bytes` of data (64-byte aligned, uninitialised) share one
+// allocation with the TensorImpl itself, so `storage` stays empty: whatever keeps the tensor alive
+// keeps its data. The caller has checked `bytes` (check_allocation_size).
+std::shared_ptr<TensorImpl> make_concrete_impl(TensorLayout layout, size_t bytes);
+
 } // namespace kiln::detail
