@@ -85,7 +85,7 @@ private:
 template <class Result> class CompiledCallable {
 public:
   CompiledCallable(std::shared_ptr<detail::CallableCore> core, Result result_template)
-      : core_(std::move(core)), template_(std::move(result_template)) {}
+      : core_(std::move(core)), template_(detail::without_tensors(std::move(result_template))) {}
 
   template <class... Args> Result operator()(const Args&... args) const {
     detail::TensorList outputs;

@@ -226,6 +226,17 @@ template <class R> void rebuild_result(R& r, std::span<const Tensor> outputs, si
     for_each_element(r, [&](auto& c) { rebuild_result(c, outputs, next); });
   }
 }
+// `r` with every tensor leaf undefined: the shape of a result, as rebuild_result fills it. A traced
+// result's tensors are symbolic and share their staging graph; a template that kept them would make
+// every call copy (and count references to) them, from every calling thread.
+template <class R> R without_tensors(R r) {
+  if constexpr (std::is_same_v<R, Tensor>) {
+    r = Tensor();
+  } else if constexpr (is_container_v<R>) {
+    for_each_element(r, [](auto& c) { c = without_tensors(std::move(c)); });
+  }
+  return r;
+}
 template <class R> void rebuild_result(R& r, const std::vector<Tensor>& outputs, size_t& next) {
   rebuild_result(r, std::span<const Tensor>(outputs), next);
 }
