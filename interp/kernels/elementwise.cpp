@@ -37,8 +37,26 @@ template <class DTypes, class Fn> void unary_math(const KernelArgs& args, vector
                  [&](int64_t begin, int64_t end) { vector_math::map_f32(f32_fn, x + begin, y + begin, end - begin); });
 }
 
-// out = fn(a, b) with numpy broadcasting. The innermost loop has three shapes: both operands
-// contiguous, a broadcast along it (scalar or column), or b broadcast along it.
+// One innermost row of out = fn(a, b), in one of its three shapes: both operands contiguous, a
+// broadcast along it (scalar or column), or b broadcast along it.
+template <class In, class Out, class Fn>
+void binary_row(const typename In::Storage* x, const typename In::Storage* y, typename Out::Storage* z, int64_t count,
+                bool a_contiguous, bool b_contiguous, Fn fn) {
+  if (a_contiguous && b_contiguous) {
+    for (int64_t i = 0; i < count; ++i)
+      z[i] = Out::store(fn(In::load(x[i]), In::load(y[i])));
+  } else if (!a_contiguous) {
+    const auto x0 = In::load(x[0]);
+    for (int64_t i = 0; i < count; ++i)
+      z[i] = Out::store(fn(x0, In::load(y[i])));
+  } else {
+    const auto y0 = In::load(y[0]);
+    for (int64_t i = 0; i < count; ++i)
+      z[i] = Out::store(fn(In::load(x[i]), y0));
+  }
+}
+
+// out = fn(a, b) with numpy broadcasting, row by row.
 template <class In, class Out, class Fn> void binary_map(const KernelArgs& args, Fn fn) {
   using S = typename In::Storage;
   using R = typename Out::Storage;
@@ -48,22 +66,12 @@ template <class In, class Out, class Fn> void binary_map(const KernelArgs& args,
   const S* b_data = b.as<const S>();
   R* out_data = out.as<R>();
   const bool a_contiguous = loop.inner_stride(0) == 1, b_contiguous = loop.inner_stride(1) == 1;
+  if (loop.rows() == 1 && loop.inner() <= kChunk) { // a small tensor: its one row, directly
+    const std::array<int64_t, 2> in = loop.row_offsets(0);
+    return binary_row<In, Out>(a_data + in[0], b_data + in[1], out_data, loop.inner(), a_contiguous, b_contiguous, fn);
+  }
   for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 2> in, int64_t count) {
-    const S* x = a_data + in[0];
-    const S* y = b_data + in[1];
-    R* z = out_data + out_offset;
-    if (a_contiguous && b_contiguous) {
-      for (int64_t i = 0; i < count; ++i)
-        z[i] = Out::store(fn(In::load(x[i]), In::load(y[i])));
-    } else if (!a_contiguous) {
-      const auto x0 = In::load(x[0]);
-      for (int64_t i = 0; i < count; ++i)
-        z[i] = Out::store(fn(x0, In::load(y[i])));
-    } else {
-      const auto y0 = In::load(y[0]);
-      for (int64_t i = 0; i < count; ++i)
-        z[i] = Out::store(fn(In::load(x[i]), y0));
-    }
+    binary_row<In, Out>(a_data + in[0], b_data + in[1], out_data + out_offset, count, a_contiguous, b_contiguous, fn);
   });
 }
 

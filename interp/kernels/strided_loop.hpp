@@ -97,6 +97,8 @@ StridedLoop<N> broadcast_loop(std::span<const int64_t> out_dims,
 template <size_t N, class Body> void for_each_chunk(const StridedLoop<N>& loop, Body&& body) {
   const int64_t inner = loop.inner(), rows = loop.rows();
   if (inner == 0 || rows == 0) return;
+  // One row within a chunk (a small tensor): no tasks to split it into, no index arithmetic.
+  if (rows == 1 && inner <= kChunk) return body(0, loop.row_offsets(0), inner);
   const int64_t chunks_per_row = (inner + kChunk - 1) / kChunk;
   exec::parallel_for(rows * chunks_per_row, exec::worth_parallel(rows * inner), [&](int64_t task) {
     const int64_t row = task / chunks_per_row, begin = (task % chunks_per_row) * kChunk;
