@@ -12,8 +12,14 @@ namespace kiln::exec {
 struct PlanExecutable::CallState {
   std::shared_ptr<void> own_arena; // made at the first call that brings no arena of its own
   std::byte* arena = nullptr;      // the arena value_data points into
-  std::vector<void*> value_data;
+  std::vector<void*> value_data;   // one per value, and a spare slot (bound_values_)
   std::vector<View> views;
+  // Each working step's arguments, over `views` and the arena: built when the arena is chosen.
+  std::vector<KernelArgs> step_args;
+  // The views hold what value_data says, except the caller's pointers, which bind_views writes into
+  // them directly. False after a debugging run (run_step points views at temporaries) or a new arena.
+  bool views_current = false;
+  std::vector<void*> call_data; // run_into's tensors' data pointers, as run_bound takes them
 };
 
 // A call state taken from the pool for one call and given back when the call ends (or throws).
@@ -21,7 +27,7 @@ struct PlanExecutable::CallState {
 // calling at once neither share a lock nor, mostly, a cache line.
 class PlanExecutable::BorrowedState {
 public:
-  explicit BorrowedState(const PlanExecutable& owner) : owner_(owner), first_(detail::thread_slot()) {
+  BorrowedState(const PlanExecutable& owner, size_t thread_slot) : owner_(owner), first_(thread_slot) {
     for (size_t k = 0; k < owner_.pool_.size() && !state_; ++k) {
       std::atomic<CallState*>& slot = owner_.pool_[(first_ + k) % owner_.pool_.size()].state;
       if (slot.load(std::memory_order_relaxed)) state_.reset(slot.exchange(nullptr, std::memory_order_acquire));
@@ -81,6 +87,19 @@ PlanExecutable::PlanExecutable(std::shared_ptr<const ir::Function> graph, const 
     copies_outputs_ = copies_outputs_ || !slot.written_by_op;
   for (const PlanStep& step : plan_.steps())
     if (step.kind != StepKind::bind && step.kind != StepKind::alias) working_steps_.push_back(&step);
+  const ir::ValueId spare = ir::ValueId(plan_.values().size());
+  bound_values_ = plan_.graph().args;
+  for (const OutputSlot& slot : plan_.outputs())
+    bound_values_.push_back(slot.written_by_op ? slot.value : spare);
+  // A view of an argument or a written output, or of an alias of one, reads the caller's memory.
+  std::vector<int64_t> data_of_value(plan_.values().size() + 1, -1);
+  for (size_t i = bound_values_.size(); i-- > 0;)
+    data_of_value[bound_values_[i]] = int64_t(i);
+  for (size_t view = 0; view < plan_.view_values().size(); ++view) {
+    ir::ValueId value = plan_.view_values()[view];
+    if (plan_.values()[value].storage == Storage::alias) value = plan_.values()[value].alias_root;
+    if (data_of_value[value] >= 0) bound_views_.push_back({uint32_t(data_of_value[value]), uint32_t(view)});
+  }
 }
 
 PlanExecutable::~PlanExecutable() {
@@ -100,7 +119,8 @@ std::map<std::string, int> PlanExecutable::ops_per_lowering() const {
 
 std::unique_ptr<PlanExecutable::CallState> PlanExecutable::make_state() const {
   auto state = std::make_unique<CallState>();
-  state->value_data.assign(plan_.values().size(), nullptr);
+  state->value_data.assign(plan_.values().size() + 1, nullptr);
+  state->call_data.assign(bound_values_.size(), nullptr);
   for (size_t v = 0; v < plan_.values().size(); ++v) {
     const ValuePlan& value = plan_.values()[v];
     // Kernels take inputs through non-const views; bound values are only ever read.
@@ -125,6 +145,47 @@ std::byte* PlanExecutable::call_arena(CallState& state, std::span<std::byte> len
   return lent.data();
 }
 
+// Points the arena's values into the call's arena: the caller's when it lends one, else the state's own.
+void PlanExecutable::use_arena(CallState& state, std::span<std::byte> lent) const {
+  std::byte* arena =
+      lent.empty() && state.own_arena ? static_cast<std::byte*>(state.own_arena.get()) : call_arena(state, lent);
+  if (arena == state.arena) return;
+  state.arena = arena;
+  for (size_t v = 0; v < plan_.values().size(); ++v)
+    if (plan_.values()[v].storage == Storage::arena) state.value_data[v] = arena + plan_.values()[v].arena_offset;
+  state.step_args.clear();
+  for (const PlanStep* step : working_steps_) {
+    const std::span<const View> views(state.views.data() + step->first_view, step->num_inputs + step->num_outputs);
+    state.step_args.push_back({*step->op, views.first(step->num_inputs), views.subspan(step->num_inputs),
+                               std::span(arena + step->scratch_offset, step->scratch_bytes), step->prepared.get()});
+  }
+  state.views_current = false;
+}
+
+// Arguments are read through the caller's memory (buffer arguments also written through it), and
+// outputs that a step writes are written there directly: value_data says so for the debugging run
+// and copy_remaining_outputs, and bind_views for the plain run.
+void PlanExecutable::bind_values(CallState& state, std::span<void* const> data) const {
+  for (size_t i = 0; i < bound_values_.size(); ++i)
+    state.value_data[bound_values_[i]] = data[i];
+  for (ir::ValueId v : plan_.aliases())
+    state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
+}
+
+void PlanExecutable::bind_views(CallState& state, std::span<void* const> data) const {
+  if (!state.views_current) refresh_views(state);
+  for (const BoundView& bound : bound_views_)
+    state.views[bound.view].data = data[bound.data];
+}
+
+// Every view from value_data (the caller's pointers are bound after): after a new arena or a
+// debugging run.
+void PlanExecutable::refresh_views(CallState& state) const {
+  for (size_t view = 0; view < state.views.size(); ++view)
+    state.views[view].data = state.value_data[plan_.view_values()[view]];
+  state.views_current = true;
+}
+
 void PlanExecutable::bind_call(CallState& state, std::span<const Tensor> inputs, std::span<Tensor> outputs,
                                std::span<std::byte> lent_arena) const {
   const ir::Function& fn = plan_.graph();
@@ -132,20 +193,12 @@ void PlanExecutable::bind_call(CallState& state, std::span<const Tensor> inputs,
     throw Error(ErrorKind::spec, "interpreter run of @" + fn.name + ": expected " + std::to_string(fn.args.size()) +
                                      " inputs and " + std::to_string(plan_.outputs().size()) + " outputs, got " +
                                      std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
-  std::byte* arena = lent_arena.empty() && state.own_arena ? static_cast<std::byte*>(state.own_arena.get())
-                                                           : call_arena(state, lent_arena);
-  if (arena != state.arena) {
-    state.arena = arena;
-    for (size_t v = 0; v < plan_.values().size(); ++v)
-      if (plan_.values()[v].storage == Storage::arena) state.value_data[v] = arena + plan_.values()[v].arena_offset;
-  }
-  // Arguments are read through the caller's memory; buffer arguments are also written through it.
+  use_arena(state, lent_arena);
   for (size_t i = 0; i < inputs.size(); ++i)
-    state.value_data[fn.args[i]] = concrete_data(inputs[i]);
-  for (size_t i = 0; i < plan_.outputs().size(); ++i)
-    if (plan_.outputs()[i].written_by_op) state.value_data[plan_.outputs()[i].value] = concrete_data(outputs[i]);
-  for (ir::ValueId v : plan_.aliases())
-    state.value_data[v] = state.value_data[plan_.values()[v].alias_root];
+    state.call_data[i] = concrete_data(inputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    state.call_data[inputs.size() + i] = concrete_data(outputs[i]);
+  bind_values(state, state.call_data);
 }
 
 void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t index,
@@ -199,30 +252,38 @@ void PlanExecutable::execute(CallState& state, const PlanStep& step, std::span<c
 }
 
 // The steps of a call without hooks, preserved values or numeric checks: the warm call's loop.
-// Bind and alias steps do nothing at run time, so it runs only the working steps.
-void PlanExecutable::run_plain(CallState& state) const {
-  for (const PlanStep* step_pointer : working_steps_) {
-    const PlanStep& step = *step_pointer;
-    const size_t num_views = step.num_inputs + step.num_outputs;
-    View* views = state.views.data() + step.first_view;
-    const ir::ValueId* values = plan_.view_values().data() + step.first_view;
-    for (size_t i = 0; i < num_views; ++i)
-      views[i].data = state.value_data[values[i]];
-    execute(state, step, {views, step.num_inputs}, {views + step.num_inputs, step.num_outputs}, {values, num_views});
+// Bind and alias steps do nothing at run time, so it runs only the working steps, on the arguments
+// use_arena built for them.
+void PlanExecutable::run_plain(CallState& state, std::span<void* const> data) const {
+  bind_views(state, data);
+  for (size_t i = 0; i < working_steps_.size(); ++i) {
+    const PlanStep& step = *working_steps_[i];
+    const KernelArgs& args = state.step_args[i];
+    switch (step.kind) {
+    case StepKind::kernel: step.kernel(args); break;
+    case StepKind::runner: step.runner->run(args.inputs, args.outputs, args.scratch); break;
+    case StepKind::buffer_store: {
+      const size_t bytes = plan_.values()[plan_.view_values()[step.first_view]].bytes;
+      if (bytes) std::memmove(args.inputs[0].data, args.inputs[1].data, bytes);
+      break;
+    }
+    case StepKind::bind:
+    case StepKind::alias: break;
+    }
   }
 }
 
-void PlanExecutable::copy_remaining_outputs(const CallState& state, std::span<Tensor> outputs) const {
+void PlanExecutable::copy_remaining_outputs(const CallState& state, std::span<void* const> output_data) const {
   for (size_t i = 0; i < plan_.outputs().size(); ++i) {
     const OutputSlot& slot = plan_.outputs()[i];
     const size_t bytes = plan_.values()[slot.value].bytes;
-    if (!slot.written_by_op && bytes) std::memcpy(outputs[i].raw_data(), state.value_data[slot.value], bytes);
+    if (!slot.written_by_op && bytes) std::memcpy(output_data[i], state.value_data[slot.value], bytes);
   }
 }
 
 void PlanExecutable::run_into(std::span<const Tensor> inputs, std::span<Tensor> outputs,
                               const runtime::RunOptions& options) const {
-  BorrowedState borrowed(*this);
+  BorrowedState borrowed(*this, detail::thread_slot());
   CallState& state = *borrowed;
   bind_call(state, inputs, outputs, options.arena);
   if (options.preserved) {
@@ -231,11 +292,23 @@ void PlanExecutable::run_into(std::span<const Tensor> inputs, std::span<Tensor> 
       (*options.preserved)[v] = inputs[plan_.values()[v].arg_index].clone();
   }
   if (!options.hooks && !options.preserved && !options.check_numerics && !check_numerics_)
-    run_plain(state);
-  else
+    run_plain(state, state.call_data);
+  else {
     for (size_t i = 0; i < plan_.steps().size(); ++i)
       run_step(state, plan_.steps()[i], i, options);
-  if (copies_outputs_) copy_remaining_outputs(state, outputs);
+    state.views_current = false;
+  }
+  if (copies_outputs_) copy_remaining_outputs(state, std::span(state.call_data).subspan(inputs.size()));
+}
+
+void PlanExecutable::run_bound(std::span<void* const> data, size_t thread_slot, std::span<std::byte> arena) const {
+  if (check_numerics_) return runtime::Executable::run_bound(data, thread_slot, arena); // KILN_DEBUG_NANS
+  BorrowedState borrowed(*this, thread_slot);
+  CallState& state = *borrowed;
+  use_arena(state, arena);
+  if (copies_outputs_) bind_values(state, data);
+  run_plain(state, data);
+  if (copies_outputs_) copy_remaining_outputs(state, data.subspan(plan_.graph().args.size()));
 }
 
 } // namespace kiln::exec

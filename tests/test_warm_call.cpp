@@ -3,8 +3,11 @@
 // cleared cache) does, with the results and statistics of the full path.
 #include "kiln_config.h"
 #include "runtime/grace_period.hpp"
+#include "scoped_env.hpp"
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <doctest/doctest.h>
 #include <kiln/kiln.hpp>
 #include <thread>
@@ -216,4 +219,39 @@ TEST_CASE("the grace period waits for the sections begun before it") {
   writer.join();
   CHECK(waited);
   reader.join();
+}
+
+TEST_CASE("f(x)'s outputs are 64-byte aligned, fresh per call, and outlive the callable") {
+  for (int64_t n : {1, 7, 17, 1023}) {
+    CAPTURE(n);
+    std::vector<Tensor> kept;
+    {
+      auto session = std::make_shared<Session>(sync_policy(JitMode::automatic));
+      auto f = compile(add_one, {.session = session})(TensorLayout(DType::f32, {n}));
+      const Tensor x = Tensor::full({n}, 2.0);
+      for (int i = 0; i < 6; ++i) // cold, warm on the interpreter, promoted, warm on the JIT
+        kept.push_back(f(x));
+    } // the callable and its session are gone; the results hold their own memory
+    for (size_t i = 0; i < kept.size(); ++i) {
+      CHECK(reinterpret_cast<uintptr_t>(kept[i].raw_data()) % 64 == 0);
+      CHECK(kept[i].dims() == std::vector<int64_t>{n});
+      CHECK(all_equal(kept[i], 3.0f));
+      for (size_t j = 0; j < i; ++j)
+        CHECK(kept[i].raw_data() != kept[j].raw_data());
+    }
+  }
+}
+
+TEST_CASE("KILN_DEBUG_NANS checks warm calls too, on both call forms") {
+  ScopedEnv debug_nans("KILN_DEBUG_NANS", "1");
+  auto session = std::make_shared<Session>(sync_policy(JitMode::off));
+  auto f = compile([](const Tensor& x) { return F::log(x); }, {.session = session})(TensorLayout(DType::f32, {4}));
+  const Tensor finite = Tensor::from_vector<float>({1, 2, 3, 4}, {4});
+  const Tensor with_zero = Tensor::from_vector<float>({1, 0, 3, 4}, {4}); // log(0) = -inf
+  f(finite);
+  std::vector<Tensor> out{Tensor::empty({4})};
+  f.call_into(out, finite); // both forms warm now
+  CHECK(std::abs(out[0].data<float>()[1] - std::log(2.0f)) < 1e-6f);
+  CHECK_THROWS_WITH_AS(f(with_zero), doctest::Contains("KILN_DEBUG_NANS"), Error);
+  CHECK_THROWS_WITH_AS(f.call_into(out, with_zero), doctest::Contains("produced 0 NaN and 1 Inf"), Error);
 }

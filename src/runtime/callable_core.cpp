@@ -1,5 +1,6 @@
 #include "core/byte_size_text.hpp"
 #include "core/dim_binding.hpp"
+#include "core/inlinable.hpp"
 #include "ir/custom_ops.hpp"
 #include "ir/extension_registry.hpp"
 #include "ir/passes/default_passes.hpp"
@@ -51,6 +52,25 @@ void check_fits_arena(const runtime::Executable& exe, size_t capacity, const Cac
                                      " tier needs an arena of " + byte_size_text(exe.arena_bytes()) +
                                      ", the caller's arena (CompileOptions::arena) holds " + byte_size_text(capacity));
 }
+
+// The data pointers of one warm call (SignatureTypes::bind), on the stack; a graph with more
+// inputs and outputs than kInline together takes them from the heap.
+class BoundData {
+public:
+  explicit BoundData(size_t n) : data_(inline_.data(), n) {
+    if (n > inline_.size()) {
+      spill_.resize(n);
+      data_ = spill_;
+    }
+  }
+  std::span<void*> span() const { return data_; }
+
+private:
+  static constexpr size_t kInline = 64;
+  std::array<void*, kInline> inline_;
+  std::vector<void*> spill_;
+  std::span<void*> data_;
+};
 
 } // namespace
 
@@ -104,17 +124,18 @@ struct CallableCore::State {
   TreeLeaves spec_arguments(std::span<const Tensor> tensors) const;
   std::string describe_miss(const SignatureKey& signature);
   std::shared_ptr<CacheEntry> build_entry(const std::vector<ir::ValueType>& types, const std::string& text) const;
-  void maybe_promote(CacheEntry& entry);
+  KILN_INLINABLE void maybe_promote(CacheEntry& entry);
   std::shared_ptr<const SignatureKey> signature_key(const std::vector<ir::ValueType>& types,
                                                     uint64_t weight_generation) const;
   std::shared_ptr<CacheEntry> lookup(const SignatureKey& signature, uint64_t* epoch);
   std::shared_ptr<CacheEntry> entry_for(const std::vector<ir::ValueType>& types);
   void hold(CacheEntry* entry, uint64_t epoch, uint64_t generation);
-  CacheEntry* held_entry() const;
-  bool run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs);
-  bool run_held(std::span<const Tensor> inputs, TensorList& outputs);
-  void run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs,
-           size_t thread_slot = detail::thread_slot());
+  KILN_INLINABLE CacheEntry* held_entry() const;
+  KILN_INLINABLE bool run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs);
+  KILN_INLINABLE bool run_held(std::span<const Tensor> inputs, TensorList& outputs);
+  template <class Run> KILN_INLINABLE void serve(CacheEntry& entry, size_t thread_slot, const Run& run_on);
+  void run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs);
+  KILN_INLINABLE void run_bound(CacheEntry& entry, std::span<void* const> data, size_t thread_slot);
 };
 
 namespace {
@@ -406,13 +427,16 @@ CacheEntry* CallableCore::State::held_entry() const {
 }
 
 // The steady state of serving: the held entry, the same argument types, outputs that fit. Checks
-// integers only and allocates nothing; false when anything differs (the caller then checks in full).
+// integers only, binds the tensors' data pointers on the way, and allocates nothing; false when
+// anything differs (the caller then checks in full).
 bool CallableCore::State::run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
   const size_t slot = detail::thread_slot();
   runtime::GracePeriod::Section section(cache->grace(), slot);
   CacheEntry* entry = held_entry();
-  if (!entry || !entry->types.call_fits(inputs, outputs)) return false;
-  run(*entry, inputs, outputs, slot);
+  if (!entry) return false;
+  BoundData data(entry->types.num_bound());
+  if (!entry->types.bind(inputs, outputs, data.span())) return false;
+  run_bound(*entry, data.span(), slot);
   return true;
 }
 
@@ -421,15 +445,18 @@ bool CallableCore::State::run_held(std::span<const Tensor> inputs, TensorList& o
   const size_t slot = detail::thread_slot();
   runtime::GracePeriod::Section section(cache->grace(), slot);
   CacheEntry* entry = held_entry();
-  if (!entry || !entry->types.arguments_match(inputs)) return false;
+  if (!entry) return false;
+  BoundData data(entry->types.num_bound());
+  if (!entry->types.bind_arguments(inputs, data.span())) return false;
   outputs.assign_empty(entry->types.num_outputs());
-  entry->types.make_outputs(outputs.span());
-  run(*entry, inputs, outputs.span(), slot);
+  entry->types.make_outputs(outputs.span(), data.span().subspan(inputs.size()));
+  run_bound(*entry, data.span(), slot);
   return true;
 }
 
-void CallableCore::State::run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs,
-                              size_t thread_slot) {
+// Runs `run_on(executable)` on the executable serving `entry`, promoting it when due, and counts
+// the call (timing a sample).
+template <class Run> void CallableCore::State::serve(CacheEntry& entry, size_t thread_slot, const Run& run_on) {
   maybe_promote(entry);
   const runtime::Executable* exe = entry.serving();
   const auto tier = exe == entry.interp.get() ? runtime::CallCounts::interp : runtime::CallCounts::jit;
@@ -438,10 +465,10 @@ void CallableCore::State::run(CacheEntry& entry, std::span<const Tensor> inputs,
   const bool timed = runtime::CallCounts::timed(shard.calls[tier].load(std::memory_order_relaxed));
   const Clock::time_point start = timed ? Clock::now() : Clock::time_point{};
   if (arena.empty()) {
-    exe->run_into(inputs, outputs, {});
+    run_on(*exe, std::span<std::byte>());
   } else {
     std::lock_guard lock(arena_mutex);
-    exe->run_into(inputs, outputs, {.arena = arena});
+    run_on(*exe, arena);
   }
   if (timed) entry.calls.record_time(ms_since(start));
   shard.calls[tier].fetch_add(1, std::memory_order_relaxed);
@@ -451,6 +478,17 @@ void CallableCore::State::run(CacheEntry& entry, std::span<const Tensor> inputs,
     last_call_on_jit.store(on_jit, std::memory_order_relaxed);
 }
 
+void CallableCore::State::run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+  serve(entry, detail::thread_slot(), [&](const runtime::Executable& exe, std::span<std::byte> lent) {
+    exe.run_into(inputs, outputs, {.arena = lent});
+  });
+}
+
+void CallableCore::State::run_bound(CacheEntry& entry, std::span<void* const> data, size_t thread_slot) {
+  serve(entry, thread_slot,
+        [&](const runtime::Executable& exe, std::span<std::byte> lent) { exe.run_bound(data, thread_slot, lent); });
+}
+
 std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector<Tensor>& tensors) {
   State& s = *state_;
   const std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
@@ -458,7 +496,8 @@ std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector
   if (s.run_held(tensors, held_outputs)) return {held_outputs.span().begin(), held_outputs.span().end()};
   const std::shared_ptr<CacheEntry> entry = s.entry_for(types);
   std::vector<Tensor> outputs(entry->types.num_outputs());
-  entry->types.make_outputs(outputs);
+  std::vector<void*> output_data(outputs.size());
+  entry->types.make_outputs(outputs, output_data);
   s.run(*entry, tensors, outputs);
   return outputs;
 }
@@ -469,7 +508,8 @@ void CallableCore::call_flat(std::span<const Tensor> tensors, TensorList& output
   const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
   const std::shared_ptr<CacheEntry> entry = s.entry_for(s.check_arguments(s.spec_arguments(tensors), arguments));
   outputs.assign_empty(entry->types.num_outputs());
-  entry->types.make_outputs(outputs.span());
+  std::vector<void*> output_data(outputs.size());
+  entry->types.make_outputs(outputs.span(), output_data);
   s.run(*entry, tensors, outputs.span());
 }
 

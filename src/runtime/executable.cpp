@@ -44,6 +44,21 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> inputs, const RunOpt
   return outputs;
 }
 
+void Executable::run_bound(std::span<void* const> data, size_t thread_slot, std::span<std::byte> arena) const {
+  (void)thread_slot;
+  const ir::Function& fn = graph();
+  auto wrap = [&](ir::ValueId value, void* first) {
+    const ir::ValueType& type = fn.type_of(value);
+    return Tensor::wrap(first, static_dims(type.shape), type.dtype);
+  };
+  std::vector<Tensor> inputs, outputs;
+  for (size_t i = 0; i < fn.args.size(); ++i)
+    inputs.push_back(wrap(fn.args[i], data[i]));
+  for (size_t i = 0; i < fn.outputs.size(); ++i)
+    outputs.push_back(wrap(fn.outputs[i], data[fn.args.size() + i]));
+  run_into(inputs, outputs, {.arena = arena});
+}
+
 void check_call_outputs(const ir::Function& graph, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
   if (outputs.size() != graph.outputs.size())
     throw Error(ErrorKind::spec, "@" + graph.name + " has " + std::to_string(graph.outputs.size()) + " outputs, " +

@@ -50,6 +50,12 @@ public:
   virtual void run_into(std::span<const Tensor> inputs, std::span<Tensor> outputs, const RunOptions& options) const = 0;
   // run_into fresh output tensors, owned by the caller.
   std::vector<Tensor> run(std::span<const Tensor> inputs, const RunOptions& options) const;
+  // The warm call's run: `data` holds the first byte of each input, then of each output, already
+  // checked by the caller to be of the graph's types, no output overlapping an input or another
+  // output (SignatureTypes::bind). No options, no second check. `arena` as RunOptions::arena;
+  // `thread_slot` is the caller's detail::thread_slot(). Tiers override it to bind the pointers
+  // straight to their kernels; this one wraps them as tensors for run_into.
+  virtual void run_bound(std::span<void* const> data, size_t thread_slot, std::span<std::byte> arena = {}) const;
   virtual std::string_view tier() const = 0;
   virtual ExecutableMemory memory() const = 0;
   size_t arena_bytes() const { return memory().arena_bytes; }

@@ -17,20 +17,14 @@ SignatureTypes::SignatureTypes(const ir::Function& graph) {
     add(arg, arguments_);
   for (ir::ValueId out : graph.outputs) {
     add(out, outputs_);
-    output_dims_.push_back(static_dims(graph.type_of(out).shape));
+    output_layouts_.emplace_back(graph.type_of(out).dtype, graph.type_of(out).shape);
   }
 }
 
-namespace {
-
-// The first byte of a concrete tensor (has_type checked it is one).
-const std::byte* data_of(const Tensor& tensor) { return static_cast<const std::byte*>(tensor.impl()->data); }
-
-} // namespace
-
-// Inlined into the loops below: the warm call checks each of its tensors with it.
+// Inlined into the loops below: the warm call checks each of its tensors with it, and reads its
+// data pointer on the way.
 [[gnu::always_inline]] inline bool SignatureTypes::has_type(const Tensor& tensor, const Value& value,
-                                                            const int64_t* dims) {
+                                                            const int64_t* dims, void*& data) {
   // Concrete tensors are all on cpu:0 today; the full check (CallableCore) compares devices.
   const detail::TensorImpl* impl = tensor.impl().get(); // read in place: no call per tensor
   if (!impl || impl->graph) return false;
@@ -39,46 +33,43 @@ const std::byte* data_of(const Tensor& tensor) { return static_cast<const std::b
   if (layout.dtype != value.dtype || shape.size() != value.rank) return false;
   for (size_t d = 0; d < value.rank; ++d)
     if (shape[d].size() != dims[d] || shape[d].is_symbolic()) return false;
+  data = impl->data;
   return true;
 }
 
-bool SignatureTypes::arguments_match(std::span<const Tensor> inputs) const {
+bool SignatureTypes::bind_arguments(std::span<const Tensor> inputs, std::span<void*> data) const {
   if (inputs.size() != arguments_.size()) return false;
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (!has_type(inputs[i], arguments_[i], dims_.data() + arguments_[i].first_dim)) return false;
+    if (!has_type(inputs[i], arguments_[i], dims_.data() + arguments_[i].first_dim, data[i])) return false;
   return true;
 }
 
-bool SignatureTypes::call_fits(std::span<const Tensor> inputs, std::span<const Tensor> outputs) const {
-  if (outputs.size() != outputs_.size() || inputs.size() != arguments_.size()) return false;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!has_type(inputs[i], arguments_[i], dims_.data() + arguments_[i].first_dim)) return false;
-  auto overlap = [](const std::byte* a, size_t a_bytes, const std::byte* b, size_t b_bytes) {
-    return a_bytes && b_bytes && a < b + b_bytes && b < a + a_bytes;
+bool SignatureTypes::bind(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                          std::span<void*> data) const {
+  if (outputs.size() != outputs_.size() || !bind_arguments(inputs, data)) return false;
+  auto overlap = [](const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+    const auto *x = static_cast<const std::byte*>(a), *y = static_cast<const std::byte*>(b);
+    return a_bytes && b_bytes && x < y + b_bytes && y < x + a_bytes;
   };
+  void** output_data = data.data() + inputs.size();
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& out = outputs_[i];
-    if (!has_type(outputs[i], out, dims_.data() + out.first_dim)) return false;
-    const std::byte* data = data_of(outputs[i]);
-    for (size_t a = 0; a < inputs.size(); ++a) // the inputs matched the arguments already
-      if (overlap(data, out.bytes, data_of(inputs[a]), arguments_[a].bytes)) return false;
+    if (!has_type(outputs[i], out, dims_.data() + out.first_dim, output_data[i])) return false;
+    for (size_t a = 0; a < inputs.size(); ++a)
+      if (overlap(output_data[i], out.bytes, data[a], arguments_[a].bytes)) return false;
     for (size_t other = 0; other < i; ++other)
-      if (overlap(data, out.bytes, data_of(outputs[other]), outputs_[other].bytes)) return false;
+      if (overlap(output_data[i], out.bytes, output_data[other], outputs_[other].bytes)) return false;
   }
   return true;
 }
 
-// As Tensor::empty, with the storage and its owner in one allocation (the sizes were checked when
-// the signature was built). Allocated unaligned and aligned by hand: an aligned allocation costs
-// the allocator several times more.
-void SignatureTypes::make_outputs(std::span<Tensor> outputs) const {
-  constexpr size_t kAlignment = 64;
+// As Tensor::empty, the data and its tensor in one allocation (the sizes were checked when the
+// signature was built).
+void SignatureTypes::make_outputs(std::span<Tensor> outputs, std::span<void*> output_data) const {
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    std::shared_ptr<std::byte[]> block = std::make_shared_for_overwrite<std::byte[]>(outputs_[i].bytes + kAlignment);
-    void* data = block.get();
-    size_t space = outputs_[i].bytes + kAlignment;
-    std::align(kAlignment, outputs_[i].bytes, data, space);
-    outputs[i] = Tensor::wrap(data, output_dims_[i], outputs_[i].dtype, std::move(block));
+    std::shared_ptr<detail::TensorImpl> impl = detail::make_concrete_impl(output_layouts_[i], outputs_[i].bytes);
+    output_data[i] = impl->data;
+    outputs[i] = Tensor(std::move(impl));
   }
 }
 

@@ -1,4 +1,5 @@
 #pragma once
+#include "core/inlinable.hpp"
 #include "ir/graph.hpp"
 #include <kiln/tensor.hpp>
 #include <span>
@@ -13,14 +14,19 @@ public:
   SignatureTypes() = default;
   explicit SignatureTypes(const ir::Function& graph);
 
-  // Whether `inputs` are concrete tensors of exactly the arguments' types.
-  bool arguments_match(std::span<const Tensor> inputs) const;
-  // arguments_match(inputs), and `outputs` are concrete tensors of exactly the outputs' types, none
-  // sharing memory with an input or another output. False: the full checks name why.
-  bool call_fits(std::span<const Tensor> inputs, std::span<const Tensor> outputs) const;
+  // How many data pointers a call binds: one per argument, then one per output.
+  size_t num_bound() const { return arguments_.size() + outputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
-  // Fresh, uninitialised tensors for the outputs, into `outputs` (num_outputs() of them).
-  void make_outputs(std::span<Tensor> outputs) const;
+  // Whether `inputs` are concrete tensors of exactly the arguments' types; when they are, their
+  // first bytes go to data[0, inputs.size()).
+  KILN_INLINABLE bool bind_arguments(std::span<const Tensor> inputs, std::span<void*> data) const;
+  // bind_arguments(inputs, data), and `outputs` are concrete tensors of exactly the outputs' types,
+  // none sharing memory with an input or another output; their first bytes follow the inputs' in
+  // `data` (num_bound() in all). False: the full checks name why.
+  bool bind(std::span<const Tensor> inputs, std::span<const Tensor> outputs, std::span<void*> data) const;
+  // Fresh, uninitialised tensors for the outputs, into `outputs` (num_outputs() of them), their
+  // first bytes into `output_data`.
+  void make_outputs(std::span<Tensor> outputs, std::span<void*> output_data) const;
 
 private:
   struct Value {
@@ -28,10 +34,10 @@ private:
     size_t first_dim = 0, rank = 0;
     size_t bytes = 0;
   };
-  static bool has_type(const Tensor& tensor, const Value& value, const int64_t* dims);
+  static bool has_type(const Tensor& tensor, const Value& value, const int64_t* dims, void*& data);
   std::vector<Value> arguments_, outputs_;
   std::vector<int64_t> dims_;
-  std::vector<std::vector<int64_t>> output_dims_; // as Tensor::empty takes them
+  std::vector<TensorLayout> output_layouts_;
 };
 
 } // namespace kiln::runtime
