@@ -1,0 +1,27 @@
+#pragma once
+#include "ir/graph.hpp"
+#include <array>
+#include <cstddef>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kiln::vulkan {
+
+// How the accelerator runs one op of a static graph: a GLSL compute shader and its dispatch.
+// Binding i is the op's operand i for i < operands, then its results in order; each binding is the
+// whole value, contiguous, row-major, in the value's dtype. Sizes are static (the graph is
+// specialised), so they may be baked into the source.
+struct OpKernel {
+  std::string glsl;
+  std::vector<std::byte> push; // push constants, as the shader declares them (often none)
+  std::array<uint32_t, 3> groups{1, 1, 1};
+  std::string implementation; // "vulkan.elementwise", "vulkan.matmul", ...: KILN_LOG=jit names it
+};
+
+// The device kernel for op `op` of `graph`, or why the accelerator leaves it to the CPU (an
+// unsupported dtype, attribute or kind), said in a few words: "f64 is not supported on the
+// device". Pure: compiles nothing and needs no device.
+std::variant<OpKernel, std::string> op_kernel(const ir::Function& graph, ir::OpId op);
+
+} // namespace kiln::vulkan
