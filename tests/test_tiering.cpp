@@ -108,6 +108,14 @@ TEST_CASE("the tier policy reads the environment") {
   setenv("KILN_JIT", "auto", 1);
   setenv("KILN_PROMOTE_AFTER", "-1", 1);
   CHECK_THROWS_AS(TierPolicy::from_env(), Error);
+  unsetenv("KILN_PROMOTE_AFTER");
+  CHECK(TierPolicy::from_env().promote_to == "jit");
+  setenv("KILN_PROMOTE_TO", " Accelerator ", 1);
+  CHECK(TierPolicy::from_env().promote_to == "accelerator");
+  setenv("KILN_PROMOTE_TO", "gpu", 1);
+  CHECK_THROWS_WITH_AS(TierPolicy::from_env(),
+                       "spec error: environment variable KILN_PROMOTE_TO='gpu': expected jit or accelerator", Error);
+  unsetenv("KILN_PROMOTE_TO");
   unsetenv("KILN_JIT");
   unsetenv("KILN_PROMOTE_AFTER");
   unsetenv("KILN_JIT_ASYNC");
@@ -119,7 +127,8 @@ TEST_CASE("a session refuses a bad KILN_* variable when it is created") {
   const std::vector<std::pair<const char*, const char*>> bad{
       {"KILN_NUM_THREADS", "0"},   {"KILN_CACHE_CAPACITY", "abc"},  {"KILN_JIT_ISA", "AVX512F"},
       {"KILN_JIT_ASYNC", "maybe"}, {"KILN_JIT_MATMUL", "mkl"},      {"KILN_PACK_WEIGHTS", "2"},
-      {"KILN_LOG", "tiers,bogus"}, {"KILN_MAX_TENSOR_BYTES", "-1"}, {"KILN_PROMOTE_AFTER", "1e3"}};
+      {"KILN_LOG", "tiers,bogus"}, {"KILN_MAX_TENSOR_BYTES", "-1"}, {"KILN_PROMOTE_AFTER", "1e3"},
+      {"KILN_PROMOTE_TO", "cuda"}};
   for (const auto& [name, value] : bad) {
     CAPTURE(name);
     setenv(name, value, 1);

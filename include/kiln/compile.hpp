@@ -60,6 +60,8 @@ public:
   const std::shared_ptr<const ir::Module>& module() const;
   const TreeLeaves& spec() const;
   Session& session() const;
+  // The tier hot signatures of this callable are promoted to (TierPolicy::promote_to).
+  const std::string& promote_to() const;
   // The tier the most recent call ran on ("interp" before any call).
   std::string last_tier() const;
   // The arguments of a call whose tensor and buffer leaves are `tensors`, in order (debugging tools

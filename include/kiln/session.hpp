@@ -26,6 +26,9 @@ struct TierPolicy {
   JitMode mode = JitMode::automatic;
   int promote_after = 2; // interpreter calls of one signature before the JIT tier compiles it
   bool async = true;     // compile on the session's background thread (the interpreter serves meanwhile)
+  // The tier hot signatures are promoted to: "jit" (the CPU's) or "accelerator" (Vulkan compute,
+  // docs/accelerator.md). JitMode says when, as it does for either.
+  std::string promote_to = "jit";
   static TierPolicy from_env();
 };
 

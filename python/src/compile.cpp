@@ -155,9 +155,9 @@ void bind_compile(py::module_& m) {
   py::class_<Session, std::shared_ptr<Session>>(m, "Session",
                                                 "Tiers, the executable cache and the weight registry callables share.")
       // Unset keywords take the environment's values (KILN_JIT, KILN_PROMOTE_AFTER, KILN_JIT_ASYNC,
-      // KILN_CACHE_CAPACITY), as a C++ Session() does.
+      // KILN_PROMOTE_TO, KILN_CACHE_CAPACITY), as a C++ Session() does.
       .def(py::init([](const std::optional<std::string>& mode, std::optional<int> promote_after,
-                       std::optional<bool> async, size_t capacity) {
+                       std::optional<bool> async, size_t capacity, const std::optional<std::string>& promote_to) {
              TierPolicy policy = TierPolicy::from_env();
              if (mode) policy.mode = parse_jit_mode(*mode, "Session mode");
              if (promote_after) {
@@ -167,14 +167,19 @@ void bind_compile(py::module_& m) {
                policy.promote_after = *promote_after;
              }
              policy.async = async.value_or(policy.async);
+             if (promote_to && *promote_to != "jit" && *promote_to != "accelerator")
+               throw Error(ErrorKind::spec,
+                           "Session promote_to='" + *promote_to + "': expected 'jit' or 'accelerator'");
+             policy.promote_to = promote_to.value_or(policy.promote_to);
              return std::make_shared<Session>(policy, capacity);
            }),
            py::arg("mode") = py::none(), py::arg("promote_after") = py::none(), py::arg("async_compile") = py::none(),
-           py::arg("cache_capacity") = 0)
+           py::arg("cache_capacity") = 0, py::arg("promote_to") = py::none())
       .def_static("default", &Session::default_session)
       .def_property_readonly("mode", [](const Session& s) { return jit_mode_name(s.policy().mode); })
       .def_property_readonly("promote_after", [](const Session& s) { return s.policy().promote_after; })
       .def_property_readonly("async_compile", [](const Session& s) { return s.policy().async; })
+      .def_property_readonly("promote_to", [](const Session& s) { return s.policy().promote_to; })
       .def("stats",
            [](const Session& s) {
              py::list out;

@@ -140,6 +140,7 @@ std::optional<JitMode> jit_mode() {
 }
 std::optional<int64_t> promote_after() { return integer("KILN_PROMOTE_AFTER", 0, 1'000'000'000); }
 std::optional<bool> jit_async() { return boolean("KILN_JIT_ASYNC"); }
+std::optional<std::string> promote_to() { return choice("KILN_PROMOTE_TO", {"jit", "accelerator"}); }
 std::optional<int64_t> cache_capacity() { return integer("KILN_CACHE_CAPACITY", 1, 1'000'000'000); }
 std::optional<int64_t> num_threads() { return integer("KILN_NUM_THREADS", 1, 4096); }
 std::optional<std::string> jit_isa() { return choice("KILN_JIT_ISA", {"avx2", "avx512"}); }
@@ -161,6 +162,7 @@ constexpr Setting kSettings[] = {
     {"KILN_JIT", kRuntime, [] { jit_mode(); }},
     {"KILN_PROMOTE_AFTER", kRuntime, [] { promote_after(); }},
     {"KILN_JIT_ASYNC", kRuntime, [] { jit_async(); }},
+    {"KILN_PROMOTE_TO", kRuntime, [] { promote_to(); }},
     {"KILN_CACHE_CAPACITY", kRuntime, [] { cache_capacity(); }},
     {"KILN_NUM_THREADS", kRuntime, [] { num_threads(); }},
     {"KILN_JIT_ISA", kRuntime, [] { jit_isa(); }},

@@ -13,7 +13,7 @@ namespace kiln::runtime {
 // a sample of them: each shard's first kAlwaysTimed calls on a tier, then one in kTimedEvery.
 class CallCounts {
 public:
-  enum Tier { interp = 0, jit = 1 };
+  enum Tier { interp = 0, promoted = 1 }; // promoted: the JIT or the accelerator (TierPolicy::promote_to)
   static constexpr uint64_t kAlwaysTimed = 16, kTimedEvery = 64;
 
   struct alignas(64) Shard {
@@ -26,7 +26,7 @@ public:
   void record_time(double ms);
 
   uint64_t total(Tier tier) const;
-  uint64_t total() const { return total(interp) + total(jit); }
+  uint64_t total() const { return total(interp) + total(promoted); }
   // Over the sampled calls: the median of the most recent ones, and the total estimated from
   // their mean times every call counted.
   double median_ms() const;

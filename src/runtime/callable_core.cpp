@@ -114,7 +114,7 @@ struct CallableCore::State {
   std::mutex structures_mutex;
   std::vector<std::unique_ptr<const ArgumentStructure>> structures;
   std::atomic<const ArgumentStructure*> structure{nullptr};
-  std::atomic<bool> last_call_on_jit{false};
+  std::atomic<bool> last_call_promoted{false};
   std::span<std::byte> arena; // CompileOptions::arena: empty unless the caller lends one
   std::mutex arena_mutex;     // calls take turns on a lent arena
   bool bakes_scalars = false; // a baked leaf in the spec: call_into cannot check it
@@ -316,15 +316,20 @@ void CallableCore::State::maybe_promote(CacheEntry& entry) {
       entry.calls.total(runtime::CallCounts::interp) < uint64_t(std::max(policy.promote_after, 0)))
     return;
   if (entry.promotion_started.exchange(true)) return;
-  const runtime::ExecutableFactory* jit = session->tiers().jit();
-  if (!jit) {
-    entry.record_promotion(0, "the JIT tier is not linked into this build");
+  const runtime::ExecutableFactory* promoted = session->tiers().find(policy.promote_to);
+  if (!promoted) {
+    const std::string& name = policy.promote_to;
+    entry.record_promotion(0, name == "jit" ? "the JIT tier is not linked into this build"
+                              : name == "accelerator"
+                                  ? "the accelerator tier is not linked into this build (-Dvulkan=disabled)"
+                                  : "no tier '" + name + "' to promote to (jit or accelerator)");
     return;
   }
   // The queued job holds the entry weakly: a signature evicted before its turn is freed at once and
   // its promotion skipped, so a cache that thrashes cannot pile up executables in the queue.
   // The session's cache outlives the job: the session stops its compile queue before the cache goes.
-  auto job = [weak_entry = entry.weak_from_this(), factory = *jit, cache = cache, lent_arena = arena.size()] {
+  auto job = [weak_entry = entry.weak_from_this(), factory = *promoted, cache = cache, lent_arena = arena.size(),
+              tier = policy.promote_to] {
     const std::shared_ptr<CacheEntry> entry = weak_entry.lock();
     if (!entry) return;
     auto start = Clock::now();
@@ -336,8 +341,8 @@ void CallableCore::State::maybe_promote(CacheEntry& entry) {
       entry->record_promotion(ms, "");
       cache->count_promotion(true);
       if (runtime::log_enabled(runtime::LogChannel::tiers))
-        runtime::log_line(runtime::LogChannel::tiers, "promoted " + entry->callable + "(" + entry->signature +
-                                                          ") to jit in " + std::to_string(ms) + " ms");
+        runtime::log_line(runtime::LogChannel::tiers, "promoted " + entry->callable + "(" + entry->signature + ") to " +
+                                                          tier + " in " + std::to_string(ms) + " ms");
     } catch (const std::exception& e) {
       entry->record_promotion(ms_since(start), e.what());
       cache->count_promotion(false);
@@ -459,7 +464,7 @@ bool CallableCore::State::run_held(std::span<const Tensor> inputs, TensorList& o
 template <class Run> void CallableCore::State::serve(CacheEntry& entry, size_t thread_slot, const Run& run_on) {
   maybe_promote(entry);
   const runtime::Executable* exe = entry.serving();
-  const auto tier = exe == entry.interp.get() ? runtime::CallCounts::interp : runtime::CallCounts::jit;
+  const auto tier = exe == entry.interp.get() ? runtime::CallCounts::interp : runtime::CallCounts::promoted;
   runtime::CallCounts::Shard& shard = entry.calls.shard(thread_slot);
   // Timing is sampled: two clock reads per call would cost more than the one-op graph's add.
   const bool timed = runtime::CallCounts::timed(shard.calls[tier].load(std::memory_order_relaxed));
@@ -473,9 +478,9 @@ template <class Run> void CallableCore::State::serve(CacheEntry& entry, size_t t
   if (timed) entry.calls.record_time(ms_since(start));
   shard.calls[tier].fetch_add(1, std::memory_order_relaxed);
   cache->touch(entry);
-  const bool on_jit = tier == runtime::CallCounts::jit;
-  if (last_call_on_jit.load(std::memory_order_relaxed) != on_jit)
-    last_call_on_jit.store(on_jit, std::memory_order_relaxed);
+  const bool on_promoted = tier == runtime::CallCounts::promoted;
+  if (last_call_promoted.load(std::memory_order_relaxed) != on_promoted)
+    last_call_promoted.store(on_promoted, std::memory_order_relaxed);
 }
 
 void CallableCore::State::run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs) {
@@ -570,7 +575,10 @@ void CallableCore::inspect_signature(const TreeLeaves& args, const std::vector<T
 const std::shared_ptr<const ir::Module>& CallableCore::module() const { return state_->module; }
 const TreeLeaves& CallableCore::spec() const { return state_->spec; }
 Session& CallableCore::session() const { return *state_->session; }
-std::string CallableCore::last_tier() const { return state_->last_call_on_jit.load() ? "jit" : "interp"; }
+const std::string& CallableCore::promote_to() const { return state_->policy.promote_to; }
+std::string CallableCore::last_tier() const {
+  return state_->last_call_promoted.load() ? state_->policy.promote_to : "interp";
+}
 
 } // namespace kiln::detail
 

@@ -28,9 +28,10 @@ SignatureStats CacheEntry::stats() const {
   s.weight_bytes = memory.weight_bytes;
   s.constant_bytes = memory.constant_bytes;
   s.ops_per_lowering = serving->ops_per_lowering();
-  for (CallCounts::Tier tier : {CallCounts::interp, CallCounts::jit})
+  const std::shared_ptr<const Executable> promoted = jit.load(std::memory_order_acquire);
+  for (CallCounts::Tier tier : {CallCounts::interp, CallCounts::promoted})
     if (const uint64_t n = calls.total(tier)) {
-      s.calls_per_tier[tier == CallCounts::jit ? "jit" : "interp"] = n;
+      s.calls_per_tier[tier == CallCounts::interp ? "interp" : promoted ? std::string(promoted->tier()) : "jit"] = n;
       s.calls += n;
     }
   s.total_ms = calls.estimated_total_ms();

@@ -13,6 +13,7 @@ TierPolicy TierPolicy::from_env() {
   p.mode = env::jit_mode().value_or(p.mode);
   p.promote_after = int(env::promote_after().value_or(p.promote_after));
   p.async = env::jit_async().value_or(p.async);
+  p.promote_to = env::promote_to().value_or(p.promote_to);
   return p;
 }
 
