@@ -1,5 +1,6 @@
 // The tier set is a value a session is given: what it compiles with, and what its constant folding
 // evaluates with, are the set's, not process-wide hooks.
+#include "exec/plan_executable.hpp"
 #include "interp/interpreter_backend.hpp"
 #include "interp/interpreter_tier.hpp"
 #include "ir/ops.hpp"
@@ -8,7 +9,9 @@
 #include <atomic>
 #include <doctest/doctest.h>
 #include <kiln/compile.hpp>
+#include <kiln/debug.hpp>
 #include <kiln/functional.hpp>
+#include <map>
 #include <set>
 
 using namespace kiln;
@@ -72,4 +75,62 @@ TEST_CASE("a session compiles and folds constants with the tier set it is given"
   const SignatureStats stats = session->stats().at(0);
   CHECK(stats.tier == "interp");
   CHECK(stats.jit_error == "the JIT tier is not linked into this build");
+}
+
+namespace {
+
+// A tier named "accelerator" that runs the interpreter's plan: it stands in for a device so that
+// what is tested is the promotion machinery's naming, not a device.
+runtime::Tier stand_in_accelerator() {
+  runtime::Tier tier;
+  tier.name = "accelerator";
+  tier.make_executable = [](std::shared_ptr<const ir::Function> graph, const runtime::WeightMap& weights) {
+    return std::make_unique<exec::PlanExecutable>(std::move(graph), weights, interp::interpreter_backend().steps,
+                                                  exec::ExecutableOptions{.tier = "accelerator"});
+  };
+  return tier;
+}
+
+} // namespace
+
+TEST_CASE("a policy promotes to the tier it names: stats, last_tier and compare_tiers say which") {
+  const exec::TierBackend& interpreter = interp::interpreter_backend();
+  std::vector<runtime::Tier> list{interp::interpreter_tier(interpreter), stand_in_accelerator()};
+  auto tiers = std::make_shared<const runtime::TierSet>(std::move(list), interpreter.eager);
+  TierPolicy policy{JitMode::automatic, 1, false};
+  policy.promote_to = "accelerator";
+  auto session = std::make_shared<Session>(policy, 0, tiers);
+  auto f = compile([](Tensor x) { return F::relu(x) * 2.0; }, {.session = session})(TensorLayout(DType::f32, {5}));
+  const Tensor x = Tensor::from_vector<float>({-1, 0, 1, 2, -3}, {5});
+  f(x);
+  CHECK(f.core()->last_tier() == "interp");
+  const Tensor y = f(x); // the second call promotes (promote_after 1, on this thread) and runs promoted
+  CHECK(std::vector<float>(y.data<float>(), y.data<float>() + 5) == std::vector<float>{0, 0, 2, 4, 0});
+  CHECK(f.core()->last_tier() == "accelerator");
+  const SignatureStats stats = session->stats().at(0);
+  CHECK(stats.tier == "accelerator");
+  CHECK(stats.calls_per_tier == std::map<std::string, uint64_t>{{"interp", 1}, {"accelerator", 1}});
+  CHECK(stats.jit_error.empty());
+  CHECK(!debug::compare_tiers(f, {x})); // by default against the tier the callable promotes to
+  CHECK_THROWS_WITH_AS(debug::compare_tiers(f, {x}, 1e-4, "gpu"),
+                       "spec error: debug::compare_tiers: no tier 'gpu' to compare (jit or accelerator)", Error);
+  debug::Stepper stepper(f, {x}, {.tier = "accelerator"});
+  CHECK(stepper.finish().at(0).data<float>()[3] == 4.0f);
+}
+
+TEST_CASE("a policy promoting to a tier the session's set lacks stays on the interpreter and says why") {
+  const exec::TierBackend& interpreter = interp::interpreter_backend();
+  std::vector<runtime::Tier> only_interp{interp::interpreter_tier(interpreter)};
+  auto tiers = std::make_shared<const runtime::TierSet>(std::move(only_interp), interpreter.eager);
+  TierPolicy policy{JitMode::always, 0, false};
+  policy.promote_to = "accelerator";
+  auto session = std::make_shared<Session>(policy, 0, tiers);
+  auto f = compile([](Tensor x) { return x + 1.0; }, {.session = session})(TensorLayout(DType::f32, {2}));
+  CHECK(f(Tensor::zeros({2})).data<float>()[1] == 1.0f);
+  const SignatureStats stats = session->stats().at(0);
+  CHECK(stats.tier == "interp");
+  CHECK(stats.jit_error == "the accelerator tier is not linked into this build (-Dvulkan=disabled)");
+  CHECK_THROWS_WITH_AS(debug::compare_tiers(f, {Tensor::zeros({2})}), doctest::Contains("no accelerator tier"), Error);
+  CHECK_THROWS_WITH_AS(debug::Stepper(f, {Tensor::zeros({2})}, {.tier = "accelerator"}),
+                       doctest::Contains("no accelerator tier"), Error);
 }

@@ -32,7 +32,8 @@ struct StepperOptions {
   // "interp": each op runs on the interpreter's kernels when stepped to. "jit": the call runs once
   // on the JIT tier keeping every value it materialises, and stepping replays it op by op; an op the
   // JIT fused into a kernel shows its result only if the kernel wrote it out (current().fused says
-  // it did not). kiln::Error(unsupported) for "jit" in a build without the JIT tier.
+  // it did not). "accelerator" replays a call of the accelerator tier the same way.
+  // kiln::Error(unsupported) for a tier this build does not have.
   std::string tier = "interp";
   // Every value stays readable after its last reader, at the memory of all of them at once (by
   // default only those kept, watched or broken on do).

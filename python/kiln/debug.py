@@ -50,7 +50,8 @@ class Stepper(_kiln.debug._Stepper):
         super().__init__(_core(callable_, tensors), tensors, tier, keep_all)
 
 
-def compare_tiers(callable_, inputs, tolerance=1e-4):
-    """The first op whose result differs between the tiers beyond tolerance * (1 + |interp|), or None."""
+def compare_tiers(callable_, inputs, tolerance=1e-4, tier=""):
+    """The first op whose result differs between the interpreter and `tier` ("jit" or "accelerator";
+    "": the tier the callable promotes to) beyond tolerance * (1 + |interp|), or None."""
     tensors = _tensors(inputs)
-    return _kiln.debug._compare_tiers(_core(callable_, tensors), tensors, tolerance)
+    return _kiln.debug._compare_tiers(_core(callable_, tensors), tensors, tolerance, tier)

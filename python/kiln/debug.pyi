@@ -23,6 +23,7 @@ class TierDifference:
     value: str
     fused_step: str
     narrowed: bool
+    tier: str
     interp: Tensor
     jit: Tensor
     first_index: int
@@ -66,4 +67,4 @@ class Stepper:
     def stop_reason(self) -> str: ...
     def value(self, value: str) -> Tensor: ...
 
-def compare_tiers(callable_: Any, inputs: Sequence[Any], tolerance: float = 1e-4) -> Optional[TierDifference]: ...
+def compare_tiers(callable_: Any, inputs: Sequence[Any], tolerance: float = 1e-4, tier: str = "") -> Optional[TierDifference]: ...

@@ -53,6 +53,7 @@ void bind_debug(py::module_& parent) {
       .def_readonly("value", &debug::TierDifference::value)
       .def_readonly("fused_step", &debug::TierDifference::fused_step)
       .def_readonly("narrowed", &debug::TierDifference::narrowed)
+      .def_readonly("tier", &debug::TierDifference::tier)
       .def_readonly("interp", &debug::TierDifference::interp)
       .def_readonly("jit", &debug::TierDifference::jit)
       .def_readonly("first_index", &debug::TierDifference::first_index)
@@ -62,9 +63,8 @@ void bind_debug(py::module_& parent) {
       .def("__str__", &debug::TierDifference::message);
   m.def(
       "_compare_tiers",
-      [](const std::shared_ptr<detail::CallableCore>& core, const std::vector<Tensor>& inputs, double tolerance) {
-        return debug::compare_tiers(callable_of(core), inputs, tolerance);
-      },
+      [](const std::shared_ptr<detail::CallableCore>& core, const std::vector<Tensor>& inputs, double tolerance,
+         const std::string& tier) { return debug::compare_tiers(callable_of(core), inputs, tolerance, tier); },
       py::call_guard<py::gil_scoped_release>());
   py::class_<debug::TensorSummary>(m, "TensorSummary")
       .def_readonly("dims", &debug::TensorSummary::dims)

@@ -349,12 +349,15 @@ struct Stepper::State {
 
 Stepper::Stepper(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs, const StepperOptions& options)
     : state_(std::make_unique<State>()) {
-  if (options.tier != "interp" && options.tier != "jit")
-    throw Error(ErrorKind::spec, "debug::Stepper: no tier '" + options.tier + "' (interp or jit)");
+  if (options.tier != "interp" && options.tier != "jit" && options.tier != "accelerator")
+    throw Error(ErrorKind::spec, "debug::Stepper: no tier '" + options.tier + "' (interp, jit or accelerator)");
   const runtime::TierSet& tiers = core.session().tiers();
-  const runtime::ExecutableFactory* jit = options.tier == "jit" ? tiers.jit() : nullptr;
+  // A promoted tier's call is run once keeping every value it materialises, then replayed.
+  const runtime::ExecutableFactory* jit = options.tier == "interp" ? nullptr : tiers.find(options.tier);
   if (options.tier == "jit" && !jit)
     throw Error(ErrorKind::unsupported, "debug::Stepper: this build has no JIT tier (-Djit=disabled)");
+  if (options.tier == "accelerator" && !jit)
+    throw Error(ErrorKind::unsupported, "debug::Stepper: this build has no accelerator tier (-Dvulkan=disabled)");
   State& s = *state_;
   s.eager = tiers.eager();
   const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);

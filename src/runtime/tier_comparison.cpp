@@ -40,13 +40,15 @@ std::optional<TierDifference> difference(const Tensor& interp, const Tensor& jit
 std::string TierDifference::message() const {
   std::ostringstream out;
   out << value << " = " << op << " differs between the tiers at element " << first_index << ": interpreter "
-      << interp.item_as_double(first_index) << ", jit " << jit.item_as_double(first_index) << " (max abs error "
-      << max_abs_error << ", max relative error " << max_rel_error << " over the finite elements)";
+      << interp.item_as_double(first_index) << ", " << tier << " " << jit.item_as_double(first_index)
+      << " (max abs error " << max_abs_error << ", max relative error " << max_rel_error
+      << " over the finite elements)";
+  const std::string who = tier == "jit" ? "the JIT" : "the " + tier;
   if (!fused_step.empty() && narrowed)
-    out << "; it is inside a step the JIT fused (" << fused_step
-        << "), found by running the step's ops up to each one on the JIT";
+    out << "; it is inside a step " << who << " fused (" << fused_step
+        << "), found by running the step's ops up to each one on " << who;
   else if (!fused_step.empty())
-    out << "; the JIT fused it with other ops (" << fused_step
+    out << "; " << who << " fused it with other ops (" << fused_step
         << ") whose results it does not keep, and no shorter run of them differs";
   return out.str();
 }
@@ -97,7 +99,7 @@ std::shared_ptr<const ir::Function> run_of_ops(const ir::Function& graph, std::s
 
 // Inside a step the JIT fused, the first op whose result differs when the step's ops up to it
 // run alone on the JIT (their inputs the interpreter's values); nullopt when none does.
-std::optional<TierDifference> first_difference_inside(const runtime::TierSet& tiers,
+std::optional<TierDifference> first_difference_inside(const runtime::ExecutableFactory& other,
                                                       const std::shared_ptr<const ir::Function>& graph,
                                                       const runtime::WeightMap& weights,
                                                       const std::vector<Tensor>& interp_values,
@@ -109,7 +111,7 @@ std::optional<TierDifference> first_difference_inside(const runtime::TierSet& ti
     std::vector<Tensor> inputs;
     for (ir::ValueId v : reads)
       inputs.push_back(interp_values.at(v));
-    const std::vector<Tensor> jit = (*tiers.jit())(run, weights)->run(inputs, {});
+    const std::vector<Tensor> jit = other(run, weights)->run(inputs, {});
     const ir::Op& op = graph->ops[step_ops[count - 1]];
     for (size_t r = 0; r < op.results.size(); ++r)
       if (auto d = difference(interp_values.at(op.results[r]), jit.at(r), tolerance)) {
@@ -123,13 +125,14 @@ std::optional<TierDifference> first_difference_inside(const runtime::TierSet& ti
 
 // Both tiers' executables of one static graph, every value kept, compared in graph order; a
 // difference in the result of a fused step is then looked for op by op inside it.
-std::optional<TierDifference> first_difference(const runtime::TierSet& tiers,
+std::optional<TierDifference> first_difference(const runtime::ExecutableFactory& interp,
+                                               const runtime::ExecutableFactory& other,
                                                const std::shared_ptr<const ir::Function>& graph,
                                                const runtime::WeightMap& weights, const std::vector<Tensor>& inputs,
                                                double tolerance) {
   std::vector<Tensor> interp_values, jit_values;
-  (*tiers.interp())(graph, weights)->run(inputs, {.preserved = &interp_values});
-  (*tiers.jit())(graph, weights)->run(inputs, {.preserved = &jit_values});
+  interp(graph, weights)->run(inputs, {.preserved = &interp_values});
+  other(graph, weights)->run(inputs, {.preserved = &jit_values});
   const std::vector<std::string> names = ir::value_names(*graph);
   std::vector<size_t> step_ops; // ops since the last value both tiers kept: the JIT fused them
   for (size_t index = 0; index < graph->ops.size(); ++index) {
@@ -145,7 +148,7 @@ std::optional<TierDifference> first_difference(const runtime::TierSet& tiers,
         for (size_t i : step_ops)
           d->fused_step += (d->fused_step.empty() ? "kiln." : ", kiln.") +
                            std::string(ir::op_info(graph->ops[i].kind).name) + " " + names[graph->ops[i].results.at(0)];
-        if (auto inside = first_difference_inside(tiers, graph, weights, interp_values, step_ops, tolerance)) {
+        if (auto inside = first_difference_inside(other, graph, weights, interp_values, step_ops, tolerance)) {
           inside->fused_step = d->fused_step;
           inside->narrowed = true;
           return inside;
@@ -164,16 +167,24 @@ std::optional<TierDifference> first_difference(const runtime::TierSet& tiers,
 namespace detail {
 
 std::optional<TierDifference> compare_tiers(kiln::detail::CallableCore& core, const std::vector<Tensor>& inputs,
-                                            double tolerance) {
+                                            double tolerance, const std::string& tier) {
   const runtime::TierSet& tiers = core.session().tiers();
-  if (!tiers.interp() || !tiers.jit())
-    throw Error(ErrorKind::unsupported, "debug::compare_tiers: this build has no JIT tier (-Djit=disabled)");
+  const std::string other_name = tier.empty() ? core.promote_to() : tier;
+  if (other_name != "jit" && other_name != "accelerator")
+    throw Error(ErrorKind::spec, "debug::compare_tiers: no tier '" + other_name + "' to compare (jit or accelerator)");
+  const runtime::ExecutableFactory* other = tiers.find(other_name);
+  if (!tiers.interp() || !other)
+    throw Error(ErrorKind::unsupported,
+                other_name == "jit" ? "debug::compare_tiers: this build has no JIT tier (-Djit=disabled)"
+                                    : "debug::compare_tiers: this build has no accelerator tier (-Dvulkan=disabled)");
   const kiln::detail::TreeLeaves args = core.tensor_arguments(inputs);
   std::optional<TierDifference> found;
-  core.inspect_signature(
-      args, inputs,
-      [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,
-          const ir::InlinedCalls&) { found = first_difference(tiers, graph, weights, inputs, tolerance); });
+  core.inspect_signature(args, inputs,
+                         [&](const std::shared_ptr<const ir::Function>& graph, const runtime::WeightMap& weights,
+                             const ir::InlinedCalls&) {
+                           found = first_difference(*tiers.interp(), *other, graph, weights, inputs, tolerance);
+                         });
+  if (found) found->tier = other_name;
   return found;
 }
 
