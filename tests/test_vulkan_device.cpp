@@ -1,5 +1,6 @@
 #include "tests/scoped_env.hpp"
 #include "vulkan/device.hpp"
+#include "vulkan/vulkan_api.hpp"
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -363,4 +364,27 @@ TEST_CASE("threads that compile and run at once each get their own right results
     thread.join();
   for (const std::string& failure : failures)
     CHECK_MESSAGE(failure.empty(), failure);
+}
+
+TEST_CASE("a missing loader is named, with the packages that bring it") {
+  const Loader missing = open_loader({"libvulkan-kiln-test-missing.so.1"});
+  const bool resolved = missing.functions.vkGetInstanceProcAddr != nullptr;
+  CHECK_FALSE(resolved);
+  CHECK(missing.why == "libvulkan-kiln-test-missing.so.1 not found: apt-get install libvulkan1 mesa-vulkan-drivers");
+}
+
+// Run by the suite vulkan_device_no_driver, where VK_ICD_FILENAMES names no driver.
+TEST_CASE("without a driver there is no device, and open_default says why") {
+  const char* expect = std::getenv("KILN_TEST_EXPECT_NO_VULKAN_DRIVER");
+  if (!expect || std::string(expect) != "1") return;
+  std::string why;
+  CHECK(list_devices(&why).empty());
+  CHECK_MESSAGE(why.starts_with("no Vulkan driver (ICD) reported a device"), why);
+  try {
+    Device::open_default();
+    FAIL("a device was opened");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unsupported);
+    CHECK(e.message() == why);
+  }
 }

@@ -5,20 +5,13 @@
 
 namespace kiln::vulkan {
 
-namespace {
-
-struct Loader {
-  GlobalFunctions functions;
-  std::string why; // empty when the functions are there
-};
-
-Loader open_loader() {
+Loader open_loader(std::initializer_list<const char*> names) {
   Loader out;
   void* library = nullptr;
-  for (const char* name : {"libvulkan.so.1", "libvulkan.so"})
+  for (const char* name : names)
     if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
   if (!library) {
-    out.why = "libvulkan.so.1 not found: apt-get install libvulkan1 mesa-vulkan-drivers";
+    out.why = std::string(*names.begin()) + " not found: apt-get install libvulkan1 mesa-vulkan-drivers";
     return out;
   }
   auto get = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(library, "vkGetInstanceProcAddr"));
@@ -37,11 +30,9 @@ Loader open_loader() {
   return out;
 }
 
-} // namespace
-
 const GlobalFunctions* loader(std::string* why) {
   // Never closed: dlclose at exit would unmap a driver whose threads may still be running.
-  static const Loader* opened = new Loader(open_loader());
+  static const Loader* opened = new Loader(open_loader({"libvulkan.so.1", "libvulkan.so"}));
   if (!opened->why.empty()) {
     if (why) *why = opened->why;
     return nullptr;

@@ -1,4 +1,5 @@
 #pragma once
+#include <initializer_list>
 #include <string>
 #include <vulkan/vulkan.h>
 
@@ -78,6 +79,13 @@ struct InstanceFunctions {
 struct DeviceFunctions {
   KILN_VK_DEVICE_FUNCTIONS(KILN_VK_DECLARE_MEMBER)
 };
+
+struct Loader {
+  GlobalFunctions functions;
+  std::string why; // empty when the functions are there
+};
+// The first of `names` that dlopen finds, or `why` none was (named after the first).
+Loader open_loader(std::initializer_list<const char*> names);
 
 // The process's loader, opened on first use and never closed (a driver's threads and atexit
 // handlers may outlive any static of ours). Null, with `why` saying what is missing, when there is
