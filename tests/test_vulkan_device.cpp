@@ -284,6 +284,17 @@ TEST_CASE("out-of-range copies and malformed dispatches are kiln::Errors naming 
   auto buffer = device->allocate(64);
   CHECK(buffer->bytes() == 64);
   CHECK(device->allocate(0)->bytes() == 1);
+  for (size_t huge : {size_t(1) << 50, SIZE_MAX}) {
+    CAPTURE(huge);
+    try {
+      device->allocate(huge);
+      FAIL("allocated");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::memory);
+      CHECK_MESSAGE(std::string(e.what()).find("allocating " + std::to_string(huge) + " bytes") != std::string::npos,
+                    e.what());
+    }
+  }
   std::vector<std::byte> host(128);
   CHECK_THROWS_WITH_AS(device->upload(*buffer, 0, host.data(), 65), doctest::Contains("bytes [0, 65) is outside"),
                        Error);
@@ -330,7 +341,10 @@ TEST_CASE("threads that compile and run at once each get their own right results
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       try {
-        std::shared_ptr<const Kernel> add = device->kernel(kAdd, 3, 4);
+        // A source of its own, so the threads compile at once too (glslang and the driver).
+        std::string own_add = kAdd;
+        own_add.replace(own_add.find("a[i] + b[i]"), 11, "a[i] + b[i] + " + std::to_string(t) + ".0");
+        std::shared_ptr<const Kernel> add = device->kernel(own_add, 3, 4);
         std::shared_ptr<const Kernel> step = device->kernel(kReverseScale, 2, 12);
         for (int r = 0; r < kRuns && failures[t].empty(); ++r) {
           const size_t n = 1 + size_t(t * 37 + r * 11) % 300;
@@ -350,7 +364,7 @@ TEST_CASE("threads that compile and run at once each get their own right results
           device->run(dispatches);
           const std::vector<float> d = read<float>(*device, *bd, n);
           for (size_t i = 0; i < n; ++i)
-            if (d[i] != a[n - 1 - i] + b[n - 1 - i]) {
+            if (d[i] != a[n - 1 - i] + b[n - 1 - i] + float(t)) {
               failures[t] = "thread " + std::to_string(t) + " run " + std::to_string(r) + " element " +
                             std::to_string(i) + ": " + std::to_string(d[i]);
               break;

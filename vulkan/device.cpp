@@ -201,6 +201,9 @@ VulkanDevice::~VulkanDevice() {
 std::shared_ptr<Buffer> VulkanDevice::allocate(size_t bytes) {
   const DeviceFunctions& f = device_->f;
   const size_t size = bytes == 0 ? 1 : bytes;
+  const std::string what = "allocating " + std::to_string(bytes) + " bytes on the Vulkan device " + info_.name;
+  // No heap is that large, and rounding it up below would wrap.
+  if (size > (size_t(1) << 60)) throw Error(ErrorKind::memory, what + ": more than any memory heap holds");
   auto buffer = std::make_shared<VulkanBuffer>(device_, size);
   VkBufferCreateInfo create{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   // Rounded up so a shader reading whole vec4s at the end stays inside the buffer.
@@ -208,7 +211,6 @@ std::shared_ptr<Buffer> VulkanDevice::allocate(size_t bytes) {
   create.usage =
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   create.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  const std::string what = "allocating " + std::to_string(bytes) + " bytes on the Vulkan device " + info_.name;
   if (VkResult result = f.vkCreateBuffer(device_->handle, &create, nullptr, &buffer->buffer); result != VK_SUCCESS) {
     buffer->buffer = VK_NULL_HANDLE;
     throw Error(ErrorKind::memory, what + ": vkCreateBuffer failed: " + result_name(result));
@@ -464,8 +466,9 @@ void VulkanDevice::record(RunContext& context, std::span<const Dispatch> dispatc
     if (d.buffers.empty()) continue;
     for (size_t i = 0; i < d.buffers.size(); ++i) {
       const BufferRange& range = d.buffers[i];
-      infos.push_back({static_cast<const VulkanBuffer*>(range.buffer)->buffer, range.offset,
-                       range.bytes ? VkDeviceSize(range.bytes) : VK_WHOLE_SIZE});
+      const auto& buffer = *static_cast<const VulkanBuffer*>(range.buffer);
+      // Not VK_WHOLE_SIZE: the VkBuffer is rounded up, and may then exceed maxStorageBufferRange.
+      infos.push_back({buffer.buffer, range.offset, range.bytes ? range.bytes : buffer.size - range.offset});
       VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
       write.dstSet = sets[set];
       write.dstBinding = uint32_t(i);
