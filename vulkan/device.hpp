@@ -14,17 +14,18 @@ namespace kiln::vulkan {
 
 // One physical device with a compute queue, as the loader reports it (what `kiln devices` prints).
 struct DeviceInfo {
-  int index = 0;        // in the loader's order: KILN_DEVICE=<index> picks it
-  std::string name;     // "llvmpipe (LLVM 15.0.6, 256 bits)", "NVIDIA H200"
-  std::string type;     // "cpu", "discrete-gpu", "integrated-gpu", "virtual-gpu" or "other"
-  std::string driver;   // the driver's name and info ("llvmpipe", "Mesa 22.3.6 (LLVM 15.0.6)")
-  std::string api;      // the Vulkan version it supports, "1.3.230"
+  int index = 0;      // in the loader's order: KILN_DEVICE=<index> picks it
+  std::string name;   // "llvmpipe (LLVM 15.0.6, 256 bits)", "NVIDIA H200"
+  std::string type;   // "cpu", "discrete-gpu", "integrated-gpu", "virtual-gpu" or "other"
+  std::string driver; // the driver's name and info ("llvmpipe", "Mesa 22.3.6 (LLVM 15.0.6)")
+  std::string api;    // the Vulkan version it supports, "1.3.230"
   uint64_t max_storage_buffer_range = 0;
   uint32_t max_workgroup_invocations = 0;
   std::array<uint32_t, 3> max_workgroup_count{};
-  uint64_t device_local_bytes = 0; // the largest device-local memory heap
-  bool shader_float16 = false;
-  bool storage_8bit = false;
+  uint64_t device_local_bytes = 0;       // the largest device-local memory heap
+  uint32_t storage_offset_alignment = 0; // minStorageBufferOffsetAlignment: at most 256 by Vulkan's rules
+  bool shader_float16 = false;           // f16 arithmetic and f16 storage buffers (enabled when there)
+  bool storage_8bit = false;             // 8-bit storage buffers (enabled when there)
 };
 
 // The devices with a compute queue, in the loader's order. Empty when there is none, with `why`
@@ -32,11 +33,28 @@ struct DeviceInfo {
 // the error a driver returned. Never throws.
 std::vector<DeviceInfo> list_devices(std::string* why = nullptr);
 
-class Buffer; // device memory the host can map (see Device::allocate)
-class Kernel; // a compute pipeline (see Device::kernel)
+// The index of list_devices() that KILN_DEVICE names (0 when unset). kiln::Error(spec) naming
+// KILN_DEVICE, its value and `devices` when it is not a number or not one of their indices.
+size_t select_device(const std::vector<DeviceInfo>& devices);
 
-// A binding of a dispatch: `bytes` of `buffer` from `offset` (a multiple of 16 bytes is always
-// accepted; the device's minStorageBufferOffsetAlignment otherwise applies).
+// Device memory the host can map (see Device::allocate); freed when its last shared_ptr goes (it
+// keeps its device alive).
+class Buffer {
+public:
+  virtual ~Buffer() = default;
+  virtual size_t bytes() const = 0; // as asked of allocate (0 taken as 1)
+};
+
+// A compute pipeline (see Device::kernel).
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  virtual size_t bindings() const = 0;
+  virtual size_t push_bytes() const = 0;
+};
+
+// A binding of a dispatch: `bytes` of `buffer` from `offset` (0 bytes: the rest of the buffer).
+// `offset` is a multiple of info().storage_offset_alignment (so a multiple of 256 always is).
 struct BufferRange {
   const Buffer* buffer = nullptr;
   size_t offset = 0;

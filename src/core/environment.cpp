@@ -171,6 +171,8 @@ constexpr Setting kSettings[] = {
     {"KILN_LOG", kRuntime, [] { log_channels(); }},
     {"KILN_JIT_DUMP", kRuntime, [] { jit_dump_dir(); }},
     {"KILN_MAX_TENSOR_BYTES", kRuntime, [] { max_tensor_bytes(); }},
+    // The Vulkan device's index among `kiln devices` (vulkan/instance.cpp checks it is one).
+    {"KILN_DEVICE", kRuntime, [] { integer("KILN_DEVICE", 0, 65535); }},
     {"KILN_DEBUG_NANS", kRuntime, [] { debug_nans(); }},
     // The tools' own, documented where users meet them (README, the scripts' headers).
     {"KILN_BUILD_DIR", "tools/build, tools/build-minimal, tools/run-demo and tools/check-workloads", nullptr},
