@@ -58,7 +58,7 @@ OpKernel elementwise_dispatch(const std::string& declarations, const std::string
                               std::string implementation);
 
 // The f32 functions of the elementwise ops (k_exp, k_log, k_tanh, k_erf, ...), ports of the
-// interpreter's vector_math.hpp and the JIT's math_emitters.cpp (docs/accelerator.md lists their
+// interpreter's vector_math.hpp and the JIT's math_emitters.cpp (docs/accelerator-kernels.md lists their
 // errors).
 const std::string& math_library();
 
