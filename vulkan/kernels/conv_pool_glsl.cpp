@@ -86,7 +86,7 @@ OpKernel pool(const ir::Function& graph, const ir::Op& op) {
   const bool include_pad = ir::params_of<ir::AvgPoolParams>(op).count_include_pad;
   body += include_pad ? "    float count = " + float_literal(double(p.kernel[0] * p.kernel[1])) + ";\n"
                       : "    float count = float((h_end - h_begin) * (w_end - w_begin));\n";
-  body += "    precise float y = (s + c) / count;\n    out0.v[i] = y;\n";
+  body += "    precise float y = k_sum(s, c) / count;\n    out0.v[i] = y;\n";
   return elementwise_dispatch(bindings(op), body, numel(out), "vulkan.pool");
 }
 
@@ -99,10 +99,13 @@ OpKernel adaptive_pool(const ir::Function& graph, const ir::Op& op) {
           U(out[2] - 1) + ") / " + U(out[2]) + ";\n";
   body += "    uint w0 = ow * " + U(x[3]) + " / " + U(out[3]) + ", w1 = ((ow + 1u) * " + U(x[3]) + " + " +
           U(out[3] - 1) + ") / " + U(out[3]) + ";\n";
-  body += "    float s = 0.0, c = 0.0;\n";
+  // A plain sum in the interpreter's order: its windows are small, and like the interpreter's double
+  // sum it absorbs a small term next to a huge one (1e30) and carries infinities to the result,
+  // where a compensated sum would keep the small term or make inf - inf.
+  body += "    precise float s = 0.0;\n";
   body += "    for (uint h = h0; h < h1; ++h)\n      for (uint w = w0; w < w1; ++w)\n";
-  body += "        k_sum_add(s, c, in0.v[plane + h * " + U(x[3]) + " + w]);\n";
-  body += "    precise float y = (s + c) / float((h1 - h0) * (w1 - w0));\n    out0.v[i] = y;\n";
+  body += "        s += in0.v[plane + h * " + U(x[3]) + " + w];\n";
+  body += "    precise float y = s / float((h1 - h0) * (w1 - w0));\n    out0.v[i] = y;\n";
   return elementwise_dispatch(bindings(op), body, numel(out), "vulkan.pool");
 }
 

@@ -68,12 +68,17 @@ float k_nan_max(float a, float b) { return k_isnan(a) ? a : k_isnan(b) ? b : (a 
 float k_nan_min(float a, float b) { return k_isnan(a) ? a : k_isnan(b) ? b : (b < a ? b : a); }
 // s + c is a running sum carried as two floats (Neumaier): sums close to the interpreter's double
 // accumulation without a double type, which not every device has.
+// Once the sum is infinite or NaN it is carried as the interpreter's is (inf - inf would make the
+// compensation NaN), and k_sum gives it as it is.
 void k_sum_add(inout float s, inout float c, float x) {
   precise float t = s + x;
-  precise float e = k_abs(s) >= k_abs(x) ? (s - t) + x : (x - t) + s;
+  if (k_abs(t) < K_INF) {
+    precise float e = k_abs(s) >= k_abs(x) ? (s - t) + x : (x - t) + s;
+    c += e;
+  }
   s = t;
-  c += e;
 }
+float k_sum(float s, float c) { return k_abs(s) < K_INF ? s + c : s; }
 )";
   return s;
 }

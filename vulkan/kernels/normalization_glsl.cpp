@@ -30,10 +30,10 @@ OpKernel softmax(const ir::Function& graph, const ir::Op& op) {
   body += "    float m = in0.v[base];\n" + loop + "      m = k_nan_max(m, x);\n    }\n";
   body += "    float s = 0.0, c = 0.0;\n" + loop + "      k_sum_add(s, c, k_exp(x - m, 0.0));\n    }\n";
   if (op.kind == OpKind::softmax)
-    body += "    precise float scale = 1.0 / (s + c);\n" + loop +
+    body += "    precise float scale = 1.0 / k_sum(s, c);\n" + loop +
             "      precise float y = k_exp(x - m, 0.0) * scale;\n      out0.v[at] = y;\n    }\n";
   else
-    body += "    float log_sum = k_log(s + c);\n" + loop +
+    body += "    float log_sum = k_log(k_sum(s, c));\n" + loop +
             "      precise float y = (x - m) - log_sum;\n      out0.v[at] = y;\n    }\n";
   return elementwise_dispatch(bindings(op) + math_library(), body, outer * inner, "vulkan.softmax");
 }
@@ -43,10 +43,10 @@ OpKernel softmax(const ir::Function& graph, const ir::Op& op) {
 std::string mean_and_inv_std(int64_t count, double eps) {
   const std::string n = uint_literal(count), c = float_literal(double(count));
   std::string s = "    float s = 0.0, c = 0.0;\n    for (uint f = 0u; f < " + n + "; ++f)\n";
-  s += "      k_sum_add(s, c, in0.v[base + f]);\n    precise float mean = (s + c) / " + c + ";\n";
+  s += "      k_sum_add(s, c, in0.v[base + f]);\n    precise float mean = k_sum(s, c) / " + c + ";\n";
   s += "    s = 0.0;\n    c = 0.0;\n    for (uint f = 0u; f < " + n + "; ++f) {\n";
   s += "      precise float d = in0.v[base + f] - mean;\n      k_sum_add(s, c, d * d);\n    }\n";
-  s += "    precise float inv_std = 1.0 / sqrt((s + c) / " + c + " + " + float_literal(eps) + ");\n";
+  s += "    precise float inv_std = 1.0 / sqrt(k_sum(s, c) / " + c + " + " + float_literal(eps) + ");\n";
   return s;
 }
 
@@ -65,7 +65,7 @@ OpKernel row_norm(const ir::Function& graph, const ir::Op& op) {
   } else {
     body += "    float s = 0.0, c = 0.0;\n    for (uint f = 0u; f < " + n + "; ++f) {\n";
     body += "      float x = in0.v[base + f];\n      k_sum_add(s, c, x * x);\n    }\n";
-    body += "    precise float inv_rms = 1.0 / sqrt((s + c) / " + float_literal(double(features)) + " + " +
+    body += "    precise float inv_rms = 1.0 / sqrt(k_sum(s, c) / " + float_literal(double(features)) + " + " +
             float_literal(p.eps) + ");\n";
     body += "    for (uint f = 0u; f < " + n + "; ++f) {\n      precise float y = in0.v[base + f] * inv_rms;\n";
   }

@@ -47,10 +47,18 @@ KernelOrRefusal reduction_kernel(const ir::Function& graph, const ir::Op& op) {
   std::string body = "    uint base = 0u;\n" + strided_offset(r.kept_dims, r.kept_strides, "i", "base");
   switch (op.kind) {
   case OpKind::reduce_sum:
-  case OpKind::reduce_mean:
     body += "    float s = 0.0, c = 0.0;\n" + over_reduced(r, "      k_sum_add(s, c, x);\n");
-    body += op.kind == OpKind::reduce_sum ? "    precise float y = s + c;\n"
-                                          : "    precise float y = (s + c) / " + count + ";\n";
+    body += "    precise float y = k_sum(s, c);\n";
+    break;
+  case OpKind::reduce_mean:
+    // The interpreter sums in double, so the mean of large finite values is finite where their f32
+    // sum overflows: then the terms are summed again, each divided by the count first.
+    body += "    float s = 0.0, c = 0.0;\n    bool saw_inf = false;\n" +
+            over_reduced(r, "      k_sum_add(s, c, x);\n      saw_inf = saw_inf || k_abs(x) == K_INF;\n");
+    body += "    precise float y = k_sum(s, c) / " + count + ";\n";
+    body += "    if (k_abs(y) == K_INF && !saw_inf) {\n      s = 0.0;\n      c = 0.0;\n" +
+            over_reduced(r, "      precise float scaled = x / " + count + ";\n      k_sum_add(s, c, scaled);\n") +
+            "      y = k_sum(s, c);\n    }\n";
     break;
   case OpKind::reduce_max:
   case OpKind::reduce_min: {
@@ -65,9 +73,9 @@ KernelOrRefusal reduction_kernel(const ir::Function& graph, const ir::Op& op) {
     const int64_t correction = ir::params_of<ir::VarianceParams>(op).correction;
     const int64_t divisor = std::max<int64_t>(0, numel(r.reduced_dims) - correction);
     body += "    float s = 0.0, c = 0.0;\n" + over_reduced(r, "      k_sum_add(s, c, x);\n");
-    body += "    precise float mean = (s + c) / " + count + ";\n    s = 0.0;\n    c = 0.0;\n";
+    body += "    precise float mean = k_sum(s, c) / " + count + ";\n    s = 0.0;\n    c = 0.0;\n";
     body += over_reduced(r, "      precise float d = x - mean;\n      k_sum_add(s, c, d * d);\n");
-    body += "    precise float y = (s + c) / " + float_literal(double(divisor)) + ";\n";
+    body += "    precise float y = k_sum(s, c) / " + float_literal(double(divisor)) + ";\n";
     if (op.kind == OpKind::reduce_std) body += "    y = sqrt(y);\n";
     break;
   }
