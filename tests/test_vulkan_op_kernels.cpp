@@ -161,7 +161,8 @@ TEST_CASE("matmul compiles in 2-D, batched and with broadcast batch dims") {
   require_kernel(OpKind::matmul, {f32({1, 1}), f32({1, 1})});
   require_kernel(OpKind::matmul, {f32({2, 7, 17}), f32({17, 1})});
   const vulkan::OpKernel kernel = require_kernel(OpKind::matmul, {f32({3, 1, 33, 5}), f32({2, 5, 40})});
-  CHECK(kernel.groups == std::array<uint32_t, 3>{3, 3, 6}); // 40 / 16 columns, 33 / 16 rows, 3 x 2 batches
+  // One invocation per output element: 6 batches of 33 x 40, in groups of 256.
+  CHECK(kernel.groups == std::array<uint32_t, 3>{(6 * 33 * 40 + 255) / 256, 1, 1});
 }
 
 TEST_CASE("reductions compile over one axis, several, all, and with keepdims") {
