@@ -133,11 +133,15 @@ TEST_CASE("list_devices describes each device with its name, API version and lim
 
 TEST_CASE("KILN_DEVICE picks a listed device and names the devices when it names none") {
   std::vector<DeviceInfo> devices(2);
-  devices[0].name = "first gpu";
+  devices[0] = {.index = 0, .name = "first gpu", .type = "integrated-gpu"};
   devices[1] = {.index = 1, .name = "second gpu", .type = "discrete-gpu"};
   {
     ScopedEnv unset("KILN_DEVICE", nullptr);
-    CHECK(select_device(devices) == 0);
+    CHECK(select_device(devices) == 1); // unset: a discrete GPU first
+    const std::vector<DeviceInfo> cpu_first{{.index = 0, .name = "llvmpipe", .type = "cpu"},
+                                            {.index = 1, .name = "gpu", .type = "integrated-gpu"}};
+    CHECK(select_device(cpu_first) == 1); // a CPU driver only when it is all there is
+    CHECK(select_device({cpu_first[0]}) == 0);
   }
   {
     ScopedEnv second("KILN_DEVICE", "1");
@@ -153,7 +157,7 @@ TEST_CASE("KILN_DEVICE picks a listed device and names the devices when it names
       CHECK(e.kind() == ErrorKind::spec);
       const std::string message = e.what();
       CHECK_MESSAGE(message.find(std::string("KILN_DEVICE='") + bad + "'") != std::string::npos, message);
-      CHECK_MESSAGE(message.find("0: first gpu") != std::string::npos, message);
+      CHECK_MESSAGE(message.find("0: first gpu (integrated-gpu)") != std::string::npos, message);
       CHECK_MESSAGE(message.find("1: second gpu (discrete-gpu)") != std::string::npos, message);
     }
   }

@@ -33,7 +33,8 @@ struct DeviceInfo {
 // the error a driver returned. Never throws.
 std::vector<DeviceInfo> list_devices(std::string* why = nullptr);
 
-// The index of list_devices() that KILN_DEVICE names (0 when unset). kiln::Error(spec) naming
+// The index of list_devices() that KILN_DEVICE names; unset, the first discrete GPU, else the first
+// integrated, virtual or other one, else the first device (a CPU driver). kiln::Error(spec) naming
 // KILN_DEVICE, its value and `devices` when it is not a number or not one of their indices.
 size_t select_device(const std::vector<DeviceInfo>& devices);
 
@@ -74,7 +75,7 @@ struct Dispatch {
 // and run; submissions to the queue take one lock.
 class Device {
 public:
-  // The device KILN_DEVICE names (an index of list_devices(), default 0), opened on first use and
+  // The device select_device picks (KILN_DEVICE, else the first GPU), opened on first use and
   // kept for the process. kiln::Error(unsupported) saying what is missing (as list_devices' why),
   // or naming KILN_DEVICE when it is not a listed index.
   static std::shared_ptr<Device> open_default();

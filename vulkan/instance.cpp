@@ -213,6 +213,11 @@ size_t select_device(const std::vector<DeviceInfo>& devices) {
   }
   if (!index) {
     if (devices.empty()) throw Error(ErrorKind::unsupported, "no Vulkan device");
+    // Unset: the first GPU, as torch's cuda:0 is one; a CPU driver (lavapipe) only when it is all
+    // there is. The loader's order puts lavapipe first on some machines.
+    for (const char* type : {"discrete-gpu", "integrated-gpu", "virtual-gpu", "other"})
+      for (size_t i = 0; i < devices.size(); ++i)
+        if (devices[i].type == type) return i;
     return 0;
   }
   if (size_t(*index) >= devices.size())
