@@ -1,13 +1,16 @@
 // The one place kiln's tiers are wired together, as IREE's iree_hal_register_all_available_drivers
 // fills an explicit driver registry: each tier is handed the backend it builds on, so what depends
 // on what is read here rather than left to the order of static initialisers. An accelerator tier
-// is added here, with the backend it falls back to.
+// is added here, with the backend it falls back to (vulkan/accelerator_tier.hpp).
 #include "interp/interpreter_backend.hpp"
 #include "interp/interpreter_tier.hpp"
 #include "kiln_config.h"
 #include "runtime/tier_set.hpp"
 #if KILN_HAS_JIT
 #include "jit/tier/jit_executable.hpp"
+#endif
+#if KILN_HAS_VULKAN
+#include "vulkan/accelerator_tier.hpp"
 #endif
 
 namespace kiln {
@@ -18,6 +21,9 @@ std::shared_ptr<const runtime::TierSet> runtime::build_default_tier_set() {
   tiers.push_back(interp::interpreter_tier(interpreter));
 #if KILN_HAS_JIT
   tiers.push_back(jitc::tier::jit_tier(interpreter));
+#endif
+#if KILN_HAS_VULKAN
+  tiers.push_back(vulkan::accelerator_tier(interpreter)); // its CPU fallback: the interpreter's lists
 #endif
   return std::make_shared<const TierSet>(std::move(tiers), interpreter.eager);
 }

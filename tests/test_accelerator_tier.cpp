@@ -1,0 +1,190 @@
+// The accelerator tier on a Vulkan device (lavapipe where there is no GPU): a signature starts on
+// the interpreter and moves to the device when hot, in the same cache entry with the same weights;
+// ops the device refuses run on the CPU between device regions; weight changes, threads and the
+// debugging tools work on it. Every op's agreement with the interpreter is the tier-differential
+// suite's (tier_differential_accelerator).
+#include "vulkan/device.hpp"
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <doctest/doctest.h>
+#include <kiln/kiln.hpp>
+#include <thread>
+
+using namespace kiln;
+
+namespace {
+
+// Whether a device is there. Where the suite is registered with KILN_TEST_REQUIRE_VULKAN=1 (every
+// build with Vulkan), none is a failure, not a skip.
+bool have_device() {
+  std::string why;
+  if (!vulkan::list_devices(&why).empty()) return true;
+  const char* require = std::getenv("KILN_TEST_REQUIRE_VULKAN");
+  if (require && std::string(require) == "1") FAIL("no Vulkan device, and the suite requires one: " << why);
+  MESSAGE("skipped: no Vulkan device: " << why);
+  return false;
+}
+
+std::shared_ptr<Session> device_session(JitMode mode = JitMode::always, int promote_after = 0) {
+  TierPolicy policy{mode, promote_after, false};
+  policy.promote_to = "accelerator";
+  return std::make_shared<Session>(policy);
+}
+
+Tensor interpreted(const auto& fn, const TensorLayout& spec, const Tensor& x, const std::shared_ptr<Session>& from) {
+  auto session = std::make_shared<Session>(TierPolicy{JitMode::off});
+  for (const std::string& name : from->weights().names())
+    session->weights().set(name, from->weights().get(name));
+  return compile(fn, {.session = session})(spec)(x);
+}
+
+// Largest |a - b| over the elements, NaN where either has one.
+double max_difference(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.dims() == b.dims());
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    worst = std::max(worst, std::fabs(double(a.data<float>()[i]) - double(b.data<float>()[i])));
+  return worst;
+}
+
+Tensor mlp(const Tensor& x) {
+  const Tensor w1 = F::constant_external("w1", TensorLayout(DType::f32, {33, 17}));
+  const Tensor b1 = F::constant_external("b1", TensorLayout(DType::f32, {33}));
+  const Tensor w2 = F::constant_external("w2", TensorLayout(DType::f32, {5, 33}));
+  return F::softmax(F::matmul(F::gelu(F::linear(x, w1, b1)), F::transpose(w2, 0, 1)), -1);
+}
+
+void set_mlp_weights(Session& session, uint64_t seed) {
+  session.weights().set("w1", Tensor::randn({33, 17}, seed));
+  session.weights().set("b1", Tensor::randn({33}, seed + 1));
+  session.weights().set("w2", Tensor::randn({5, 33}, seed + 2));
+}
+
+} // namespace
+
+TEST_CASE("a traced graph runs on the interpreter, then on the accelerator in the same cache entry") {
+  if (!have_device()) return;
+  auto session = device_session(JitMode::automatic, 2);
+  set_mlp_weights(*session, 1);
+  const TensorLayout spec(DType::f32, {7, 17});
+  auto f = compile(mlp, {.session = session})(spec);
+  const Tensor x = Tensor::randn({7, 17}, 11);
+  const Tensor want = interpreted(mlp, spec, x, session);
+  for (int call = 0; call < 4; ++call) {
+    CAPTURE(call);
+    CHECK(max_difference(f(x), want) < 1e-5);
+    CHECK(f.core()->last_tier() == (call < 2 ? "interp" : "accelerator"));
+  }
+  REQUIRE(session->stats().size() == 1); // one entry: the promotion replaced its executable
+  const SignatureStats stats = session->stats()[0];
+  CHECK(stats.tier == "accelerator");
+  CHECK(stats.jit_error.empty());
+  CHECK(stats.calls_per_tier == std::map<std::string, uint64_t>{{"interp", 2}, {"accelerator", 2}});
+  CHECK(stats.ops_per_lowering.at("vulkan.matmul") == 2);
+  CHECK(stats.ops_per_lowering.at("vulkan.elementwise") >= 2); // the bias add and gelu
+  CHECK(stats.ops_per_lowering.count("vulkan.softmax") + stats.ops_per_lowering.count("vulkan.normalization") == 1);
+}
+
+TEST_CASE("ops the device refuses run on the CPU between device regions, with the same results") {
+  if (!have_device()) return;
+  // compare and where make and read booleans, which the device leaves to the CPU.
+  auto fn = [](const Tensor& x) {
+    const Tensor e = F::exp(x * 0.5);
+    return F::where(e.gt(F::full({17}, 1.0)), F::tanh(e), e * 2.0) + 1.0;
+  };
+  const TensorLayout spec(DType::f32, {17});
+  auto session = device_session();
+  auto f = compile(fn, {.session = session})(spec);
+  const Tensor x = Tensor::randn({17}, 3);
+  CHECK(max_difference(f(x), interpreted(fn, spec, x, session)) < 1e-5);
+  const SignatureStats stats = session->stats().at(0);
+  CHECK(stats.tier == "accelerator");
+  CHECK(stats.ops_per_lowering.at("interp") == 2);             // compare, where
+  CHECK(stats.ops_per_lowering.at("vulkan.elementwise") >= 4); // mul, exp, tanh, mul, add
+}
+
+TEST_CASE("a weight set() rebuilds the accelerator's readers, whose next call reads the new value") {
+  if (!have_device()) return;
+  auto session = device_session();
+  set_mlp_weights(*session, 1);
+  const TensorLayout spec(DType::f32, {3, 17});
+  auto f = compile(mlp, {.session = session})(spec);
+  const Tensor x = Tensor::randn({3, 17}, 5);
+  CHECK(max_difference(f(x), interpreted(mlp, spec, x, session)) < 1e-5);
+  set_mlp_weights(*session, 100);
+  const Tensor after = f(x);
+  CHECK(max_difference(after, interpreted(mlp, spec, x, session)) < 1e-5);
+  CHECK(f.core()->last_tier() == "accelerator");
+}
+
+TEST_CASE("threads calling one accelerator callable at once all get correct results") {
+  if (!have_device()) return;
+  auto session = device_session();
+  set_mlp_weights(*session, 2);
+  const TensorLayout spec(DType::f32, {2, 17});
+  auto f = compile(mlp, {.session = session})(spec);
+  std::vector<Tensor> inputs, wants;
+  for (int t = 0; t < 4; ++t) {
+    inputs.push_back(Tensor::randn({2, 17}, uint64_t(20 + t)));
+    wants.push_back(interpreted(mlp, spec, inputs.back(), session));
+  }
+  f(inputs[0]);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i)
+        if (max_difference(f(inputs[size_t(t)]), wants[size_t(t)]) >= 1e-5) ++wrong;
+    });
+  for (std::thread& thread : threads)
+    thread.join();
+  CHECK(wrong.load() == 0);
+  CHECK(session->stats().at(0).calls_per_tier.at("accelerator") == 101);
+}
+
+TEST_CASE("compare_tiers and the stepper work on the accelerator tier") {
+  if (!have_device()) return;
+  auto session = device_session();
+  set_mlp_weights(*session, 3);
+  auto f = compile(mlp, {.session = session})(TensorLayout(DType::f32, {4, 17}));
+  const Tensor x = Tensor::randn({4, 17}, 9);
+  const std::optional<debug::TierDifference> difference = debug::compare_tiers(f, {x}, 1e-4);
+  CHECK_MESSAGE(!difference, (difference ? difference->message() : ""));
+  debug::Stepper stepper(f, {x}, {.tier = "accelerator"});
+  const std::vector<Tensor> replayed = stepper.finish();
+  CHECK(max_difference(replayed.at(0), f(x)) == 0);
+  // A region keeps its intermediates to itself, as a JIT kernel does: at least one op was fused.
+  debug::Stepper again(f, {x}, {.tier = "accelerator"});
+  bool fused = false;
+  do
+    fused = fused || again.current().fused;
+  while (again.step());
+  CHECK(fused);
+}
+
+TEST_CASE("KILN_DEBUG_NANS names the device region whose results hold NaN or Inf") {
+  if (!have_device()) return;
+  setenv("KILN_DEBUG_NANS", "1", 1);
+  auto session = device_session();
+  auto f = compile([](const Tensor& x) { return F::log(x - 1.0) * 2.0; },
+                   {.session = session})(TensorLayout(DType::f32, {4}));
+  CHECK_THROWS_WITH_AS(f(Tensor::ones({4})), doctest::Contains("KILN_DEBUG_NANS"), Error);
+  unsetenv("KILN_DEBUG_NANS");
+  CHECK(session->stats().at(0).tier == "accelerator");
+}
+
+TEST_CASE("empty tensors and f64 graphs stay on the CPU inside the accelerator tier") {
+  if (!have_device()) return;
+  auto session = device_session();
+  auto empty =
+      compile([](const Tensor& x) { return F::relu(x) + 1.0; }, {.session = session})(TensorLayout(DType::f32, {0, 4}));
+  CHECK(empty(Tensor::zeros({0, 4})).dims() == std::vector<int64_t>{0, 4});
+  auto wide = compile([](const Tensor& x) { return F::exp(x); }, {.session = session})(TensorLayout(DType::f64, {3}));
+  const Tensor y = wide(Tensor::full({3}, 1.0, DType::f64));
+  CHECK(y.data<double>()[2] == std::exp(1.0));
+  for (const SignatureStats& s : session->stats()) {
+    CHECK(s.tier == "accelerator");
+    CHECK(s.ops_per_lowering.count("interp") == 1);
+  }
+}
