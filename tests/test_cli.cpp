@@ -155,6 +155,51 @@ TEST_CASE("kiln run gives the same output on every tier") {
   }
 }
 
+TEST_CASE("kiln devices lists the accelerators; kiln run --tier/--device accelerator runs on one") {
+  Scratch scratch;
+  DenseFiles files(scratch);
+  const fs::path output = scratch / "out.npy";
+  const CommandResult devices = scratch.kiln("devices");
+  REQUIRE(devices.status == 0);
+  CHECK(devices.out.rfind("cpu:0: the host CPU", 0) == 0);
+  check_refused(scratch.kiln(files.run_args() + " --tier jit --device accelerator"),
+                "--tier jit runs on the CPU: it cannot go with --device accelerator", output);
+#if KILN_HAS_VULKAN
+  // lavapipe at least, in CI and wherever setup-deps ran.
+  REQUIRE_MESSAGE(devices.out.find("\naccelerator:0: ") != std::string::npos, devices.out);
+  REQUIRE(scratch.kiln(files.run_args() + " --tier interp").status == 0);
+  const Tensor interpreted = load_npy(output.string());
+  for (const std::string options : {" --tier accelerator --stats", " --device accelerator --repeat 4"}) {
+    CAPTURE(options);
+    fs::remove(output);
+    const CommandResult result = scratch.kiln(files.run_args() + options);
+    REQUIRE_MESSAGE(result.status == 0, result.err);
+    CHECK(result.err.empty()); // no warning that another tier served
+    CHECK(max_abs_difference(load_npy(output.string()), interpreted) <= 1e-5);
+  }
+  CHECK(scratch.kiln(files.run_args() + " --tier accelerator --stats").out.find(" accelerator ") != std::string::npos);
+  // KILN_LOG=jit names who took each op: the device's kernels, and why it left the weights to the host.
+  const CommandResult logged = scratch.run("KILN_LOG=jit " + kKiln, files.run_args() + " --tier accelerator");
+  CHECK_MESSAGE(logged.err.find("kiln.matmul at ") != std::string::npos, logged.err);
+  CHECK(logged.err.find(": vulkan.matmul took it\n") != std::string::npos);
+  CHECK(logged.err.find("kiln.constant_external at ") != std::string::npos);
+  CHECK(logged.err.find(": vulkan refused: a constant the plan computes once on the host; bound took it\n") !=
+        std::string::npos);
+  // The loader told of no driver: both options say what is missing, and nothing is written.
+  fs::remove(output);
+  const std::string no_driver = "VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json ";
+  check_refused(scratch.run(no_driver + kKiln, files.run_args() + " --tier accelerator"),
+                "--tier accelerator: no accelerator: ", output);
+  check_refused(scratch.run(no_driver + kKiln, files.run_args() + " --device accelerator"),
+                "--device accelerator: no accelerator: ", output);
+  CHECK(scratch.run(no_driver + kKiln, "devices").out.find("\nno accelerator: ") != std::string::npos);
+#else
+  CHECK(devices.out.find("no accelerator: this build has no accelerator tier (-Dvulkan=disabled)") !=
+        std::string::npos);
+  check_refused(scratch.kiln(files.run_args() + " --tier accelerator"), "this build has no accelerator tier", output);
+#endif
+}
+
 TEST_CASE("kiln run writes further outputs next to the first as <stem>_<i>.npy") {
   Scratch scratch;
   auto twice_and_negated = [](const Tensor& x) { return std::pair<Tensor, Tensor>{x * 2.0, F::neg(x)}; };

@@ -53,11 +53,11 @@ SessionTotals Session::totals() const { return cache_->totals(); }
 std::string Session::stats_table() const {
   std::ostringstream os;
   char line[512];
-  std::snprintf(line, sizeof line, "%-14s %-28s %-6s %8s %10s %10s %10s %12s %12s %12s\n", "graph", "signature", "tier",
-                "calls", "median ms", "interp ms", "jit ms", "arena bytes", "weight bytes", "const bytes");
+  std::snprintf(line, sizeof line, "%-14s %-28s %-11s %8s %10s %10s %10s %12s %12s %12s\n", "graph", "signature",
+                "tier", "calls", "median ms", "interp ms", "jit ms", "arena bytes", "weight bytes", "const bytes");
   os << line;
   for (const SignatureStats& s : stats()) {
-    std::snprintf(line, sizeof line, "%-14s %-28s %-6s %8llu %10.4f %10.2f %10.2f %12zu %12zu %12zu\n",
+    std::snprintf(line, sizeof line, "%-14s %-28s %-11s %8llu %10.4f %10.2f %10.2f %12zu %12zu %12zu\n",
                   s.callable.c_str(), s.signature.c_str(), s.tier.c_str(), static_cast<unsigned long long>(s.calls),
                   s.median_ms, s.interp_compile_ms, s.jit_compile_ms, s.arena_bytes, s.weight_bytes, s.constant_bytes);
     os << line;

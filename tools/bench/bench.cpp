@@ -171,12 +171,12 @@ std::string lowerings_text(const std::map<std::string, int>& ops_per_lowering) {
 
 void print_table(const std::vector<CaseResult>& results, std::ostream& out) {
   char line[512];
-  std::snprintf(line, sizeof line, "%-12s %-18s %-6s %10s %10s %7s %11s %11s %11s %9s  %s\n", "workload", "input",
+  std::snprintf(line, sizeof line, "%-12s %-18s %-11s %10s %10s %7s %11s %11s %11s %9s  %s\n", "workload", "input",
                 "tier", "first ms", "median ms", "calls", "arena KiB", "weight KiB", "const KiB", "jit ms",
                 "ops per lowering");
   out << line;
   for (const CaseResult& r : results) {
-    std::snprintf(line, sizeof line, "%-12s %-18s %-6s %10.3f %10.4f %7zu %11.1f %11.1f %11.1f %9.2f  %s\n",
+    std::snprintf(line, sizeof line, "%-12s %-18s %-11s %10.3f %10.4f %7zu %11.1f %11.1f %11.1f %9.2f  %s\n",
                   r.workload.c_str(), shape_to_string(shape_from_dims(r.input_dims)).c_str(), r.stats.tier.c_str(),
                   r.first_call_ms, r.median_ms, r.timed_calls, double(r.stats.arena_bytes) / 1024.0,
                   double(r.stats.weight_bytes) / 1024.0, double(r.stats.constant_bytes) / 1024.0,
@@ -189,13 +189,13 @@ void print_table(const std::vector<CaseResult>& results, std::ostream& out) {
   for (const CaseResult& r : results)
     for (const Throughput& t : r.throughput) {
       if (!header) {
-        std::snprintf(line, sizeof line, "\n%-12s %-18s %-6s %7s %14s %14s %9s %9s\n", "workload", "input", "tier",
+        std::snprintf(line, sizeof line, "\n%-12s %-18s %-11s %7s %14s %14s %9s %9s\n", "workload", "input", "tier",
                       "callers", "calls/s", "control/s", "speedup", "control");
         out << line;
         header = true;
       }
       const Throughput& one = r.throughput.front();
-      std::snprintf(line, sizeof line, "%-12s %-18s %-6s %7d %14.0f %14.0f %8.2fx %8.2fx\n", r.workload.c_str(),
+      std::snprintf(line, sizeof line, "%-12s %-18s %-11s %7d %14.0f %14.0f %8.2fx %8.2fx\n", r.workload.c_str(),
                     shape_to_string(shape_from_dims(r.input_dims)).c_str(), r.stats.tier.c_str(), t.threads,
                     t.calls_per_s, t.control_per_s, t.calls_per_s / one.calls_per_s,
                     t.control_per_s / one.control_per_s);
@@ -233,11 +233,9 @@ nlohmann::json to_json(const BenchOptions& options, const std::vector<CaseResult
                      {"jit_error", r.stats.jit_error},
                      {"throughput", throughput}});
   }
-  return {{"tier", options.tier},
-          {"threads", options.threads},
-          {"caller_threads", options.caller_threads},
-          {"time_s", options.time_s},
-          {"cases", cases}};
+  return {{"tier", options.tier},       {"device", options.device},
+          {"threads", options.threads}, {"caller_threads", options.caller_threads},
+          {"time_s", options.time_s},   {"cases", cases}};
 }
 
 } // namespace
@@ -257,7 +255,7 @@ void run_bench(const BenchOptions& options, std::ostream& out) {
   if (!(options.time_s > 0)) throw Error(ErrorKind::spec, "--time-s must be positive");
   // The interpreter reads the thread count once, at its first kernel call: set it before any run.
   setenv("KILN_NUM_THREADS", std::to_string(options.threads).c_str(), 1);
-  const TierPolicy policy = tier_policy(options.tier);
+  const TierPolicy policy = tier_policy(options.tier, options.device);
   const std::vector<std::string>& names = options.workloads.empty() ? bench_case_names() : options.workloads;
   for (const std::string& name : names)
     if (name != kOneOp) check_workload_name(name);

@@ -10,7 +10,8 @@ struct BenchOptions {
   std::vector<std::string> workloads; // empty: every case of bench_case_names()
   // Timed after the warm-up calls and any promotion they start.
   std::string tier = kDefaultTier;
-  int threads = 2; // the peers of WORKLOADS.md are measured with 2 threads
+  std::string device = "cpu"; // --device: where hot signatures are promoted (tier_policy)
+  int threads = 2;            // the peers of WORKLOADS.md are measured with 2 threads
   // Caller threads: 0 times single calls only; N > 0 also measures calls/s with 1..N threads each
   // calling the case in a loop, beside a control loop without kiln from as many threads.
   int caller_threads = 0;

@@ -1,5 +1,5 @@
-// The kiln command line (run_cli): print, verify, ops, run, demo, compare, bench and debug. Every failure ends in one
-// line on stderr, "kiln: error: <message>", and a non-zero exit status.
+// The kiln command line (run_cli): print, verify, ops, run, demo, compare, bench, debug and devices. Every failure ends
+// in one line on stderr, "kiln: error: <message>", and a non-zero exit status.
 #include "cli/cli.hpp"
 #include "bench/bench.hpp"
 #include "cli/commands.hpp"
@@ -48,6 +48,7 @@ struct Commands {
   CLI::App* bench = nullptr;
   CLI::App* debug = nullptr;
   CLI::App* compare = nullptr;
+  CLI::App* devices = nullptr;
   DebugOptions debug_options;
   DemoOptions demo_options;
   CompareOptions compare_options;
@@ -81,6 +82,7 @@ void add_run(CLI::App& app, Commands& c) {
       ->check(CLI::Range(1, 1'000'000));
   c.run->add_flag("--stats", o.print_stats, "print the session's per-signature statistics");
   c.run->add_option("--tier", o.tier, tier_help())->check(CLI::IsMember(tier_names()));
+  c.run->add_option("--device", o.device, device_help())->check(CLI::IsMember(device_names()));
 }
 
 void add_bench(CLI::App& app, Commands& c) {
@@ -93,6 +95,7 @@ void add_bench(CLI::App& app, Commands& c) {
       ->delimiter(',')
       ->check(CLI::IsMember(bench_case_names()));
   c.bench->add_option("--tier", o.tier, tier_help())->check(CLI::IsMember(tier_names()));
+  c.bench->add_option("--device", o.device, device_help())->check(CLI::IsMember(device_names()));
   c.bench->add_option("--threads", o.threads, "interpreter threads, KILN_NUM_THREADS (default 2)")
       ->check(CLI::Range(1, 4096));
   c.bench
@@ -110,9 +113,9 @@ void add_debug(CLI::App& app, Commands& c) {
   add_graph_file_options(*c.debug, o.graph_path, o.weights_paths, o.inputs, o.extensions);
   c.debug
       ->add_option("--tier", o.tier,
-                   "interp: each op runs on the interpreter when stepped to; jit: the JIT tier's call, replayed op by "
-                   "op")
-      ->check(CLI::IsMember({"interp", "jit"}));
+                   "interp: each op runs on the interpreter when stepped to; jit or accelerator: that tier's call, "
+                   "replayed op by op")
+      ->check(CLI::IsMember({"interp", "jit", "accelerator"}));
 }
 
 void add_commands(CLI::App& app, Commands& c) {
@@ -140,6 +143,7 @@ void add_commands(CLI::App& app, Commands& c) {
       ->check(CLI::NonNegativeNumber);
   add_bench(app, c);
   add_debug(app, c);
+  c.devices = app.add_subcommand("devices", "list the CPU and the accelerators (Vulkan devices) kiln can run on");
   app.require_subcommand(1);
 }
 
@@ -151,6 +155,7 @@ int dispatch(const Commands& c) {
   if (c.demo->parsed()) return run_demo(c.demo_options, std::cout);
   if (c.compare->parsed()) return compare_npy_files(c.compare_options, std::cout);
   if (c.bench->parsed()) run_bench(c.bench_options, std::cout);
+  if (c.devices->parsed()) print_devices(std::cout);
   if (c.debug->parsed()) return debug_graph_file(c.debug_options, std::cin, std::cout, isatty(STDIN_FILENO) == 1);
   return EXIT_SUCCESS;
 }

@@ -19,6 +19,7 @@ struct RunOptions {
   int repeat = 1;
   bool print_stats = false;
   std::string tier = kDefaultTier;
+  std::string device = "cpu";          // where hot signatures are promoted (--device, tier_policy)
   std::vector<std::string> extensions; // extension libraries loaded before the graph is read
 };
 
@@ -27,7 +28,7 @@ struct RunResult {
   std::vector<std::string> output_paths;
   std::vector<double> latencies_ms; // one per repetition
   std::string stats_table;          // filled when print_stats was asked for
-  std::string tier_note;            // why the JIT tier did not serve when --tier jit asked for it
+  std::string tier_note;            // why the tier --tier asked for (jit, accelerator) did not serve
 };
 
 // Loads the graph, weights and inputs, runs the graph `repeat` times and writes the outputs of the
@@ -50,7 +51,7 @@ struct DebugOptions {
   std::vector<std::string> weights_paths;
   std::vector<std::string> inputs;
   std::vector<std::string> extensions;
-  std::string tier = "interp"; // whose values the stepper shows: interp or jit (debug::StepperOptions)
+  std::string tier = "interp"; // whose values the stepper shows: interp, jit or accelerator (debug::StepperOptions)
 };
 
 // `kiln debug`: a REPL over debug::Stepper reading commands from `in` (help lists them); the prompt
@@ -60,6 +61,10 @@ int debug_graph_file(const DebugOptions& options, std::istream& in, std::ostream
 
 // output_path for output 0, "<stem>_<i><ext>" for output i: out.npy, out_1.npy, ...
 std::string output_path_for(const std::string& output_path, size_t index);
+
+// `kiln devices`: the host CPU, then each accelerator (Vulkan device) with its driver and limits,
+// or why there is none.
+void print_devices(std::ostream& out);
 
 // `kiln print`: the graph parsed and printed back.
 void print_graph_file(const std::string& path, std::ostream& out);

@@ -47,12 +47,13 @@ void check_input(const Tensor& input, const ir::ValueType& expected, size_t inde
   throw Error(ErrorKind::shape, mismatch);
 }
 
-// Why a signature asked to run on the JIT tier is served by the interpreter, or "" when it is not.
-std::string jit_refusal(const Session& session) {
+// Why a signature asked to run on the promoted tier `tier` is served by the interpreter, or "" when
+// it is not.
+std::string promotion_refusal(const Session& session, const std::string& tier) {
   for (const SignatureStats& s : session.stats())
-    if (s.tier != "jit")
-      return "the JIT tier did not take " + s.callable + "(" + s.signature + "), the interpreter ran it" +
-             (s.jit_error.empty() ? std::string() : ": " + s.jit_error);
+    if (s.tier != tier)
+      return "the " + std::string(tier == "jit" ? "JIT" : tier) + " tier did not take " + s.callable + "(" +
+             s.signature + "), the interpreter ran it" + (s.jit_error.empty() ? std::string() : ": " + s.jit_error);
   return "";
 }
 
@@ -123,7 +124,7 @@ RunResult run_graph_file(const RunOptions& options) {
   if (!options.output_path.ends_with(".npy"))
     throw Error(ErrorKind::spec, "--output '" + options.output_path + "': must end in .npy (outputs are .npy files)");
   const LoadedGraph loaded = load_graph_file(options.graph_path, options.weights_paths, options.inputs,
-                                             options.extensions, tier_policy(options.tier));
+                                             options.extensions, tier_policy(options.tier, options.device));
   const Session& session = *loaded.session;
   const auto& callable = loaded.callable;
   const std::vector<Tensor>& inputs = loaded.inputs;
@@ -139,7 +140,8 @@ RunResult run_graph_file(const RunOptions& options) {
     save_npy(result.output_paths.back(), result.outputs[i]);
   }
   if (options.print_stats) result.stats_table = session.stats_table() + memory_summary(session);
-  if (options.tier == "jit") result.tier_note = jit_refusal(session);
+  if (options.tier == "jit" || options.tier == "accelerator")
+    result.tier_note = promotion_refusal(session, options.tier);
   return result;
 }
 
