@@ -106,6 +106,20 @@ void read_properties(const InstanceFunctions& f, PhysicalDevice& out) {
       info.device_local_bytes = std::max<uint64_t>(info.device_local_bytes, memory.memoryHeaps[i].size);
 }
 
+// Whether the device keeps NaN, infinities and -0 through f32 arithmetic when a shader asks
+// (SignedZeroInfNanPreserve, which every kernel of op_kernels.hpp declares so that it computes as
+// the interpreter does). Below Vulkan 1.2 that needs VK_KHR_shader_float_controls, enabled then.
+bool keeps_special_floats(const InstanceFunctions& f, PhysicalDevice& device) {
+  const bool core12 = device.api_version >= VK_API_VERSION_1_2;
+  if (!core12 && !has_extension(f, device.handle, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME)) return false;
+  VkPhysicalDeviceFloatControlsProperties controls{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &controls};
+  f.vkGetPhysicalDeviceProperties2(device.handle, &properties);
+  if (!controls.shaderSignedZeroInfNanPreserveFloat32) return false;
+  if (!core12) device.extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+  return true;
+}
+
 // The devices of `instance` with compute and Vulkan 1.1, in the loader's order; `why` when none.
 void list_physical_devices(Instance& instance, uint32_t instance_api) {
   const InstanceFunctions& f = instance.functions;
@@ -138,6 +152,12 @@ void list_physical_devices(Instance& instance, uint32_t instance_api) {
     device.handle = handle;
     device.queue_family = *family;
     device.api_version = std::min(properties.apiVersion, instance_api);
+    if (!keeps_special_floats(f, device)) {
+      passed_over += std::string(passed_over.empty() ? "" : "; ") + properties.deviceName +
+                     " does not keep NaN, infinities and -0 in f32 arithmetic "
+                     "(shaderSignedZeroInfNanPreserveFloat32), which kiln's kernels declare";
+      continue;
+    }
     device.info.index = int(instance.devices.size());
     read_properties(f, device);
     read_features(f, device);
