@@ -1,4 +1,4 @@
-// kiln-check-workloads DIR... [--tier interp|jit|auto] [--require-all]: runs the benchmark workloads on
+// kiln-check-workloads DIR... [--tier interp|jit|accelerator|auto] [--require-all]: runs the benchmark workloads on
 // the reference cases of the first DIR holding each (/work/shared/bench/data layout: <name>/weights.safetensors,
 // <name>/b<batch>_input.npy and b<batch>_output.npy) and fails when any output is further than 1e-4 from
 // PyTorch's. Workloads with a kiln::nn module form (tools/workload_modules.cpp) are checked in that form
@@ -68,11 +68,11 @@ bool check_cases(const std::string& label, const CompiledCallable<Tensor>& calla
   return passed;
 }
 
-// With --tier jit, says which signatures stayed in the interpreter and why.
+// With --tier jit or accelerator, says which signatures stayed in the interpreter and why.
 void note_interpreted(const std::string& label, Session& session, const std::string& tier) {
   session.wait_for_promotions();
   for (const SignatureStats& s : session.stats())
-    if (tier == "jit" && s.tier != "jit")
+    if ((tier == "jit" || tier == "accelerator") && s.tier != tier)
       std::printf("%-12s note: %s ran in the interpreter: %s\n", label.c_str(), s.signature.c_str(),
                   s.jit_error.empty() ? "not promoted" : s.jit_error.c_str());
 }
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
                  "reference data folders (like /work/shared/bench/data); the first holding a "
                  "workload's folder is used")
       ->required();
-  app.add_option("--tier", tier, "interp (default), jit or auto")->check(CLI::IsMember(tier_names()));
+  app.add_option("--tier", tier, "interp (default), jit, accelerator or auto")->check(CLI::IsMember(tier_names()));
   bool require_all = false;
   app.add_flag("--require-all", require_all, "fail when a workload has no reference folder (default: skip it)")
       ->envname("KILN_REQUIRE_ALL_WORKLOADS");
