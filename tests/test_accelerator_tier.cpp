@@ -82,7 +82,7 @@ TEST_CASE("a traced graph runs on the interpreter, then on the accelerator in th
   CHECK(stats.jit_error.empty());
   CHECK(stats.calls_per_tier == std::map<std::string, uint64_t>{{"interp", 2}, {"accelerator", 2}});
   CHECK(stats.ops_per_lowering.at("vulkan.matmul") == 2);
-  CHECK(stats.ops_per_lowering.at("vulkan.elementwise") >= 2); // the bias add and gelu
+  CHECK(stats.ops_per_lowering.at("vulkan.fused") == 2); // the bias add and gelu, one kernel
   CHECK(stats.ops_per_lowering.count("vulkan.softmax") + stats.ops_per_lowering.count("vulkan.normalization") == 1);
 }
 
@@ -101,7 +101,39 @@ TEST_CASE("ops the device refuses run on the CPU between device regions, with th
   const SignatureStats stats = session->stats().at(0);
   CHECK(stats.tier == "accelerator");
   CHECK(stats.ops_per_lowering.at("interp") == 2);             // compare, where
-  CHECK(stats.ops_per_lowering.at("vulkan.elementwise") >= 4); // mul, exp, tanh, mul, add
+  CHECK(stats.ops_per_lowering.at("vulkan.fused") == 4);       // mul and exp; tanh and mul
+  CHECK(stats.ops_per_lowering.at("vulkan.elementwise") == 1); // the add after where, alone
+}
+
+TEST_CASE("a fused run of elementwise ops agrees with the interpreter at odd sizes and edge values") {
+  if (!have_device()) return;
+  // Broadcast operands (a row, a scalar), an intermediate read twice, two results read after.
+  auto fn = [](const Tensor& x, const Tensor& row) {
+    const Tensor h = F::gelu(x * row + 0.5);
+    const Tensor g = F::tanh(h) - F::sigmoid(h) * 3.0;
+    return std::vector<Tensor>{F::maximum(g, x), F::exp(F::clamp(h, -30.0, 30.0))};
+  };
+  const std::vector<float> edges{0.0f, -0.0f, 1.0f, -1.0f, 1e30f, -1e30f, NAN, INFINITY, -INFINITY, 1e-40f, 88.0f};
+  for (int64_t n : {1, 7, 17, 1023}) {
+    CAPTURE(n);
+    Tensor x = Tensor::randn({3, n}, uint64_t(n));
+    for (int64_t i = 0; i < std::min<int64_t>(x.numel(), int64_t(edges.size())); ++i)
+      x.data<float>()[i * 2 % x.numel()] = edges[size_t(i)];
+    const Tensor row = Tensor::randn({n}, uint64_t(n) + 1);
+    const TensorLayout x_spec(DType::f32, {3, n}), row_spec(DType::f32, {n});
+    auto session = device_session();
+    const std::vector<Tensor> got = compile(fn, {.session = session})(x_spec, row_spec)(x, row);
+    const std::vector<Tensor> want =
+        compile(fn, {.session = std::make_shared<Session>(TierPolicy{JitMode::off})})(x_spec, row_spec)(x, row);
+    const SignatureStats stats = session->stats().at(0);
+    CHECK(stats.ops_per_lowering == std::map<std::string, int>{{"vulkan.fused", 10}}); // one kernel
+    for (size_t r = 0; r < 2; ++r)
+      for (int64_t i = 0; i < want[r].numel(); ++i) {
+        const float a = want[r].data<float>()[i], b = got[r].data<float>()[i];
+        INFO("result " << r << " element " << i << ": interpreter " << a << ", accelerator " << b);
+        CHECK((std::isnan(a) ? std::isnan(b) : std::isinf(a) ? a == b : std::fabs(a - b) <= 1e-5 * (1 + std::fabs(a))));
+      }
+  }
 }
 
 TEST_CASE("a weight set() rebuilds the accelerator's readers, whose next call reads the new value") {

@@ -29,44 +29,110 @@ struct Partition {
   std::vector<exec::ImplementationWalk> walks;
 };
 
+// An op of a region and the kernel op_kernel made for it.
+struct RegionOp {
+  ir::OpId id;
+  OpKernel kernel;
+};
+
+// The values ops [first, last] of `graph` make and that an op after `last` reads, or the graph
+// returns.
+std::vector<ir::ValueId> read_after(const ir::Function& graph, std::span<const ir::OpId> ops) {
+  std::set<ir::ValueId> later(graph.outputs.begin(), graph.outputs.end());
+  for (size_t id = ops.back() + 1; id < graph.ops.size(); ++id)
+    later.insert(graph.ops[id].operands.begin(), graph.ops[id].operands.end());
+  std::vector<ir::ValueId> out;
+  for (ir::OpId id : ops)
+    for (ir::ValueId v : graph.ops[id].results)
+      if (later.contains(v)) out.push_back(v);
+  return out;
+}
+
+// The values `ops` read that none of them makes, each once, in order of first use.
+std::vector<ir::ValueId> read_from_outside(const ir::Function& graph, std::span<const ir::OpId> ops) {
+  std::set<ir::ValueId> made;
+  for (ir::OpId id : ops)
+    made.insert(graph.ops[id].results.begin(), graph.ops[id].results.end());
+  std::vector<ir::ValueId> in;
+  for (ir::OpId id : ops)
+    for (ir::ValueId v : graph.ops[id].operands)
+      if (!made.contains(v) && std::find(in.begin(), in.end(), v) == in.end()) in.push_back(v);
+  return in;
+}
+
+// The region's dispatches: each run of two or more consecutive elementwise ops over one iteration
+// space becomes one fused kernel (its intermediates never reach memory), every other op its own.
+std::vector<DeviceRegion::Kernel> region_kernels(const ir::Function& graph, std::vector<RegionOp> ops) {
+  std::vector<DeviceRegion::Kernel> kernels;
+  auto single = [&](RegionOp& op) {
+    std::vector<ir::ValueId> bindings = graph.ops[op.id].operands;
+    bindings.insert(bindings.end(), graph.ops[op.id].results.begin(), graph.ops[op.id].results.end());
+    kernels.push_back({{op.id}, std::move(op.kernel), std::move(bindings)});
+  };
+  auto space = [&](const RegionOp& op) { return graph.type_of(graph.ops[op.id].results.at(0)).shape; };
+  for (size_t i = 0; i < ops.size();) {
+    size_t end = i + 1;
+    if (ops[i].kernel.implementation == "vulkan.elementwise")
+      while (end < ops.size() && ops[end].kernel.implementation == "vulkan.elementwise" &&
+             space(ops[end]) == space(ops[i]))
+        ++end;
+    std::vector<ir::OpId> run;
+    for (size_t k = i; k < end; ++k)
+      run.push_back(ops[k].id);
+    if (run.size() > 1) {
+      const std::vector<ir::ValueId> inputs = read_from_outside(graph, run), outputs = read_after(graph, run);
+      std::variant<OpKernel, std::string> fused = fused_elementwise_kernel(graph, run, inputs, outputs);
+      if (OpKernel* kernel = std::get_if<OpKernel>(&fused)) {
+        std::vector<ir::ValueId> bindings = inputs;
+        bindings.insert(bindings.end(), outputs.begin(), outputs.end());
+        kernels.push_back({run, std::move(*kernel), std::move(bindings)});
+        i = end;
+        continue;
+      }
+    }
+    for (size_t k = i; k < end; ++k)
+      single(ops[k]);
+    i = end;
+  }
+  return kernels;
+}
+
 // The step of the region `ops` (consecutive device ops): its operands are the values it reads
 // that are made outside it, its results the values it makes that are read after it or returned.
-// `constant`: values that are the same at every call (uploaded once).
-exec::LoweredStep region_step(const ir::Function& graph, std::vector<DeviceRegion::Op> ops,
-                              const std::set<ir::ValueId>& constant, const std::shared_ptr<Device>& device) {
-  std::set<ir::ValueId> made;
-  for (const DeviceRegion::Op& op : ops)
-    made.insert(graph.ops[op.id].results.begin(), graph.ops[op.id].results.end());
-  std::vector<ir::ValueId> inputs;
+// `constant`: values that are the same at every call (uploaded once). Records who took each op.
+exec::LoweredStep region_step(const ir::Function& graph, std::vector<RegionOp> ops,
+                              const std::set<ir::ValueId>& constant, const std::shared_ptr<Device>& device,
+                              Partition& partition) {
+  std::vector<ir::OpId> ids;
+  for (const RegionOp& op : ops)
+    ids.push_back(op.id);
+  std::vector<ir::ValueId> inputs = read_from_outside(graph, ids), outputs = read_after(graph, ids);
   std::vector<bool> constant_inputs;
-  for (const DeviceRegion::Op& op : ops)
-    for (ir::ValueId v : graph.ops[op.id].operands)
-      if (!made.contains(v) && std::find(inputs.begin(), inputs.end(), v) == inputs.end()) {
-        inputs.push_back(v);
-        constant_inputs.push_back(constant.contains(v));
-      }
-  const ir::OpId last = ops.back().id;
-  std::set<ir::ValueId> read_after(graph.outputs.begin(), graph.outputs.end());
-  for (size_t id = last + 1; id < graph.ops.size(); ++id)
-    read_after.insert(graph.ops[id].operands.begin(), graph.ops[id].operands.end());
-  std::vector<ir::ValueId> outputs;
-  for (const DeviceRegion::Op& op : ops)
-    for (ir::ValueId v : graph.ops[op.id].results)
-      if (read_after.contains(v)) outputs.push_back(v);
-  const ir::OpId first = ops.front().id;
-  auto runner =
-      std::make_shared<DeviceRegion>(device, graph, std::move(ops), inputs, outputs, std::move(constant_inputs));
-  return exec::LoweredStep{"vulkan", std::move(inputs), std::move(outputs), first, std::move(runner)};
+  for (ir::ValueId v : inputs)
+    constant_inputs.push_back(constant.contains(v));
+  const std::vector<DeviceRegion::Kernel> kernels = region_kernels(graph, std::move(ops));
+  for (const DeviceRegion::Kernel& kernel : kernels)
+    for (ir::OpId id : kernel.ops) {
+      partition.walks[id].push_back({kernel.kernel.implementation, std::nullopt, {}});
+      ++partition.ops_per_lowering[kernel.kernel.implementation];
+    }
+  auto runner = std::make_shared<DeviceRegion>(device, graph, kernels, inputs, outputs, std::move(constant_inputs));
+  return exec::LoweredStep{"vulkan", std::move(inputs), std::move(outputs), ids.front(), std::move(runner)};
 }
 
 Partition partition_for_device(const ir::Function& graph, const std::shared_ptr<Device>& device) {
   Partition partition;
   partition.walks.resize(graph.ops.size());
-  std::vector<DeviceRegion::Op> region;
+  std::vector<RegionOp> region;
   std::set<ir::ValueId> constant; // weights, literals and what pure ops make of them alone
+  // Constants met inside a region: their steps go before it (they read only constants), so a
+  // literal between two device ops does not split the region.
+  std::vector<exec::PlannedStep> hoisted;
   auto close_region = [&] {
+    partition.steps.insert(partition.steps.end(), hoisted.begin(), hoisted.end());
+    hoisted.clear();
     if (region.empty()) return;
-    partition.steps.push_back(region_step(graph, std::move(region), constant, device));
+    partition.steps.push_back(region_step(graph, std::move(region), constant, device, partition));
     region.clear();
   };
   for (size_t id = 0; id < graph.ops.size(); ++id) {
@@ -77,25 +143,22 @@ Partition partition_for_device(const ir::Function& graph, const std::shared_ptr<
         !op.operands.empty() && !ir::op_info(op.kind).has(ir::kSideEffects) &&
         std::all_of(op.operands.begin(), op.operands.end(), [&](ir::ValueId v) { return constant.contains(v); });
     if (is_host_value(op.kind) || over_constants) {
-      close_region();
       constant.insert(op.results.begin(), op.results.end());
-      partition.steps.push_back(ir::OpId(id));
+      std::vector<exec::PlannedStep>& steps = region.empty() ? partition.steps : hoisted;
+      steps.emplace_back(std::in_place_type<ir::OpId>, ir::OpId(id));
       partition.walks[id] = {{"vulkan", "a constant the plan computes once on the host", {}}, {"interp", {}, {}}};
       continue;
     }
     std::variant<OpKernel, std::string> kernel = op_kernel(graph, ir::OpId(id));
     if (std::string* refusal = std::get_if<std::string>(&kernel)) {
       close_region();
-      partition.steps.push_back(ir::OpId(id));
+      partition.steps.emplace_back(std::in_place_type<ir::OpId>, ir::OpId(id));
       // The interpreter's walk replaces the last verdict (exec::walks_through_interpreter).
       partition.walks[id] = {{"vulkan", *refusal, {}}, {"interp", {}, {}}};
       ++partition.ops_per_lowering["interp"];
       continue;
     }
-    OpKernel& taken = std::get<OpKernel>(kernel);
-    partition.walks[id].push_back({taken.implementation, std::nullopt, {}});
-    ++partition.ops_per_lowering[taken.implementation];
-    region.push_back({ir::OpId(id), std::move(taken)});
+    region.push_back({ir::OpId(id), std::move(std::get<OpKernel>(kernel))});
   }
   close_region();
   return partition;

@@ -13,9 +13,9 @@ size_t bytes_of(const ir::Function& graph, ir::ValueId value) {
 
 } // namespace
 
-DeviceRegion::DeviceRegion(std::shared_ptr<Device> device, const ir::Function& graph, std::vector<Op> ops,
-                           std::vector<ir::ValueId> inputs, std::vector<ir::ValueId> outputs,
-                           std::vector<bool> constant_inputs)
+DeviceRegion::DeviceRegion(std::shared_ptr<Device> device, const ir::Function& graph,
+                           const std::vector<Kernel>& kernels, std::vector<ir::ValueId> inputs,
+                           std::vector<ir::ValueId> outputs, std::vector<bool> constant_inputs)
     : device_(std::move(device)), constant_inputs_(std::move(constant_inputs)) {
   std::map<ir::ValueId, std::shared_ptr<Buffer>> buffer_of;
   auto buffer = [&](ir::ValueId value) {
@@ -32,21 +32,18 @@ DeviceRegion::DeviceRegion(std::shared_ptr<Device> device, const ir::Function& g
     input_bytes_.push_back(bytes_of(graph, inputs[i]));
     if (constant_inputs_[i]) constant_bytes_ += input_bytes_.back();
   }
-  for (const Op& op : ops) {
-    const ir::Op& source = graph.ops[op.id];
+  for (const Kernel& kernel : kernels) {
     Dispatch dispatch;
-    dispatch.kernel = nullptr;
-    for (const auto* values : {&source.operands, &source.results})
-      for (ir::ValueId v : *values)
-        dispatch.buffers.push_back({buffer(v).get(), 0, std::max<size_t>(bytes_of(graph, v), 1)});
-    bool empty = false; // an op whose results hold no element has nothing to dispatch
-    for (ir::ValueId v : source.results)
+    bool empty = false; // a kernel whose results hold no element has nothing to dispatch
+    for (ir::ValueId v : kernel.bindings) {
+      dispatch.buffers.push_back({buffer(v).get(), 0, std::max<size_t>(bytes_of(graph, v), 1)});
       empty = empty || bytes_of(graph, v) == 0;
+    }
     if (empty) continue;
-    kernels_.push_back(device_->kernel(op.kernel.glsl, dispatch.buffers.size(), op.kernel.push.size()));
+    kernels_.push_back(device_->kernel(kernel.kernel.glsl, dispatch.buffers.size(), kernel.kernel.push.size()));
     dispatch.kernel = kernels_.back().get();
-    dispatch.push = op.kernel.push;
-    dispatch.groups = op.kernel.groups;
+    dispatch.push = kernel.kernel.push;
+    dispatch.groups = kernel.kernel.groups;
     dispatches_.push_back(std::move(dispatch));
   }
   for (ir::ValueId v : outputs) {

@@ -16,13 +16,16 @@ namespace kiln::vulkan {
 // threads take turns on it.
 class DeviceRegion final : public exec::StepRunner {
 public:
-  struct Op {
-    ir::OpId id;
+  // One dispatch: the kernel of one op, or of a fused run of elementwise ops; binding i of its
+  // shader is bindings[i] (an op's operands then results; a fused run's inputs then outputs).
+  struct Kernel {
+    std::vector<ir::OpId> ops;
     OpKernel kernel;
+    std::vector<ir::ValueId> bindings;
   };
   // `inputs` and `outputs` are the step's operands and results (values of `graph`) in order;
   // `constant_inputs` says which inputs never change between calls (weights, constants).
-  DeviceRegion(std::shared_ptr<Device> device, const ir::Function& graph, std::vector<Op> ops,
+  DeviceRegion(std::shared_ptr<Device> device, const ir::Function& graph, const std::vector<Kernel>& kernels,
                std::vector<ir::ValueId> inputs, std::vector<ir::ValueId> outputs, std::vector<bool> constant_inputs);
 
   void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
@@ -37,7 +40,7 @@ private:
   std::vector<size_t> input_bytes_, output_bytes_;
   std::vector<bool> constant_inputs_;
   std::vector<std::shared_ptr<Buffer>> buffers_; // every value's, intermediates included
-  std::vector<std::shared_ptr<const Kernel>> kernels_;
+  std::vector<std::shared_ptr<const vulkan::Kernel>> kernels_;
   std::vector<Dispatch> dispatches_;
   size_t constant_bytes_ = 0, device_bytes_ = 0;
   mutable std::mutex mutex_;

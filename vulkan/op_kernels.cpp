@@ -92,4 +92,12 @@ std::variant<OpKernel, std::string> op_kernel(const ir::Function& graph, ir::OpI
   return generator(graph, op);
 }
 
+std::variant<OpKernel, std::string> fused_elementwise_kernel(const ir::Function& graph, std::span<const ir::OpId> ops,
+                                                             std::span<const ir::ValueId> inputs,
+                                                             std::span<const ir::ValueId> outputs) {
+  for (ir::OpId id : ops)
+    if (std::string refusal = glsl::common_refusal(graph, graph.ops[id]); !refusal.empty()) return refusal;
+  return glsl::fused_elementwise_kernel(graph, ops, inputs, outputs);
+}
+
 } // namespace kiln::vulkan

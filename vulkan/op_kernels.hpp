@@ -2,6 +2,7 @@
 #include "ir/graph.hpp"
 #include <array>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -23,5 +24,14 @@ struct OpKernel {
 // unsupported dtype, attribute or kind), said in a few words: "f64 is not supported on the
 // device". Pure: compiles nothing and needs no device.
 std::variant<OpKernel, std::string> op_kernel(const ir::Function& graph, ir::OpId op);
+
+// One kernel for a run of elementwise ops that op_kernel takes and whose results all have the
+// dims of the first one's (the iteration space): each element is read once from `inputs` (values
+// made outside the run, broadcast to the space), carried through every op in registers, and
+// written to `outputs` (values of the run read after it). Binding i is inputs[i], then outputs in
+// order. Or why it cannot be fused. The graph's ops in `ops` are in program order.
+std::variant<OpKernel, std::string> fused_elementwise_kernel(const ir::Function& graph, std::span<const ir::OpId> ops,
+                                                             std::span<const ir::ValueId> inputs,
+                                                             std::span<const ir::ValueId> outputs);
 
 } // namespace kiln::vulkan

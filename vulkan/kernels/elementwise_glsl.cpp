@@ -3,6 +3,7 @@
 // the interpreter's (interp/kernels/elementwise.cpp), written so that NaN and -0 come out as there.
 #include "ir/ops.hpp"
 #include "vulkan/kernels/glsl_kernel.hpp"
+#include <map>
 
 namespace kiln::vulkan::glsl {
 
@@ -106,6 +107,16 @@ float k_remainder(float a, float b) {
 }
 )";
 
+// The operand names of elementwise op `op`'s expression and the expression, or an empty name list
+// when the kind is not one this file computes.
+std::pair<std::vector<std::string>, std::string> formula(const ir::Op& op) {
+  if (op.kind == OpKind::clamp) // NaN in any operand gives NaN, lo > hi gives hi
+    return {{"x", "lo", "hi"}, "k_nan_min(k_nan_max(x, lo), hi)"};
+  if (std::string e = unary_expression(op); !e.empty()) return {{"x"}, std::move(e)};
+  if (std::string e = binary_expression(op.kind); !e.empty()) return {{"a", "b"}, std::move(e)};
+  return {};
+}
+
 // out = expression over the operands, each read at its broadcast index.
 OpKernel broadcast_kernel(const ir::Function& graph, const ir::Op& op, const std::vector<std::string>& names,
                           const std::string& expression) {
@@ -124,11 +135,52 @@ OpKernel broadcast_kernel(const ir::Function& graph, const ir::Op& op, const std
 } // namespace
 
 KernelOrRefusal elementwise_kernel(const ir::Function& graph, const ir::Op& op) {
-  if (op.kind == OpKind::clamp) // NaN in any operand gives NaN, lo > hi gives hi
-    return broadcast_kernel(graph, op, {"x", "lo", "hi"}, "k_nan_min(k_nan_max(x, lo), hi)");
-  if (const std::string e = unary_expression(op); !e.empty()) return broadcast_kernel(graph, op, {"x"}, e);
-  if (const std::string e = binary_expression(op.kind); !e.empty()) return broadcast_kernel(graph, op, {"a", "b"}, e);
-  return unsupported(op);
+  const auto [names, expression] = formula(op);
+  if (names.empty()) return unsupported(op);
+  return broadcast_kernel(graph, op, names, expression);
+}
+
+KernelOrRefusal fused_elementwise_kernel(const ir::Function& graph, std::span<const ir::OpId> ops,
+                                         std::span<const ir::ValueId> inputs, std::span<const ir::ValueId> outputs) {
+  const std::vector<int64_t> space = dims_of(graph, graph.ops[ops.front()].results.at(0));
+  std::string declarations;
+  int binding = 0;
+  auto buffer = [&](const char* access, const std::string& name) {
+    declarations += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") " + access + " buffer B" +
+                    std::to_string(binding) + " { float v[]; } " + name + ";\n";
+    ++binding;
+  };
+  std::map<ir::ValueId, std::string> variable; // what each value is called in the kernel
+  std::string body;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string n = std::to_string(i);
+    buffer("readonly", "in" + n);
+    declarations += broadcast_index_function("index" + n, space, dims_of(graph, inputs[i]));
+    body += "    float v" + std::to_string(inputs[i]) + " = in" + n + ".v[index" + n + "(i)];\n";
+    variable[inputs[i]] = "v" + std::to_string(inputs[i]);
+  }
+  for (size_t j = 0; j < outputs.size(); ++j)
+    buffer("writeonly", "out" + std::to_string(j));
+  declarations += math_library() + kElementwiseHelpers;
+  for (ir::OpId id : ops) {
+    const ir::Op& op = graph.ops[id];
+    const auto [names, expression] = formula(op);
+    if (names.empty() || op.results.size() != 1 || dims_of(graph, op.results[0]) != space)
+      return "kiln." + std::string(ir::op_info(op.kind).name) + " does not fuse here";
+    // Each op in a block of its own, its operands under the names its formula uses.
+    const std::string result = "v" + std::to_string(op.results[0]);
+    body += "    float " + result + ";\n    {\n";
+    for (size_t k = 0; k < names.size(); ++k) {
+      const auto known = variable.find(op.operands[k]);
+      if (known == variable.end()) return "an operand of a fused elementwise op is not an input of the region";
+      body += "      float " + names[k] + " = " + known->second + ";\n";
+    }
+    body += "      precise float y = " + expression + ";\n      " + result + " = y;\n    }\n";
+    variable[op.results[0]] = result;
+  }
+  for (size_t j = 0; j < outputs.size(); ++j)
+    body += "    out" + std::to_string(j) + ".v[i] = " + variable.at(outputs[j]) + ";\n";
+  return elementwise_dispatch(declarations, body, numel(space), "vulkan.fused");
 }
 
 } // namespace kiln::vulkan::glsl

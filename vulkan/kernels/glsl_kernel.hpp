@@ -4,6 +4,7 @@
 // vulkan/.
 #include "vulkan/op_kernels.hpp"
 #include <cstdint>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -65,6 +66,9 @@ const std::string& math_library();
 // The family generators op_kernels.cpp dispatches to; each takes the op kinds of its family and
 // refuses the rest of what it cannot do.
 KernelOrRefusal elementwise_kernel(const ir::Function& graph, const ir::Op& op);
+// See vulkan::fused_elementwise_kernel (op_kernels.hpp).
+KernelOrRefusal fused_elementwise_kernel(const ir::Function& graph, std::span<const ir::OpId> ops,
+                                         std::span<const ir::ValueId> inputs, std::span<const ir::ValueId> outputs);
 KernelOrRefusal matmul_kernel(const ir::Function& graph, const ir::Op& op);
 KernelOrRefusal reduction_kernel(const ir::Function& graph, const ir::Op& op);
 KernelOrRefusal normalization_kernel(const ir::Function& graph, const ir::Op& op);
