@@ -415,7 +415,10 @@ runtime::ExecutableMemory ExecutionPlan::memory() const {
       (op.kind == ir::OpKind::constant_external ? memory.weight_bytes : memory.constant_bytes) += value.bytes;
     }
   for (const PlanStep& step : steps_)
-    if (step.runner) memory.constant_bytes += step.runner->constant_bytes();
+    if (step.runner) {
+      memory.constant_bytes += step.runner->constant_bytes();
+      memory.device_bytes += step.runner->device_bytes();
+    }
   return memory;
 }
 

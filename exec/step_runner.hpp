@@ -22,6 +22,8 @@ public:
   virtual size_t scratch_bytes() const { return 0; }
   // Bytes of the copies of weights it holds (packed, reordered), for ExecutableMemory.
   virtual size_t constant_bytes() const { return 0; }
+  // Bytes of accelerator memory it holds, for ExecutableMemory.
+  virtual size_t device_bytes() const { return 0; }
 };
 
 // A step a tier built from one or more ops of the graph: its runner reads `operands` and writes

@@ -82,6 +82,10 @@ TEST_CASE("a traced graph runs on the interpreter, then on the accelerator in th
   CHECK(stats.jit_error.empty());
   CHECK(stats.calls_per_tier == std::map<std::string, uint64_t>{{"interp", 2}, {"accelerator", 2}});
   CHECK(stats.ops_per_lowering.at("vulkan.matmul") == 2);
+  // One region, one f32 buffer per value it reads or makes: x [7, 17], the weights' transposes
+  // [17, 33] and [33, 5] (precomputed on the host), b1 [33], the first matmul [7, 33], gelu [7, 33]
+  // (the bias add before it stays inside the fused kernel), the second matmul [7, 5], softmax [7, 5].
+  CHECK(stats.device_bytes == (7 * 17 + 17 * 33 + 33 * 5 + 33 + 7 * 33 + 7 * 33 + 7 * 5 + 7 * 5) * 4);
   CHECK(stats.ops_per_lowering.at("vulkan.fused") == 2); // the bias add and gelu, one kernel
   CHECK(stats.ops_per_lowering.count("vulkan.softmax") + stats.ops_per_lowering.count("vulkan.normalization") == 1);
 }

@@ -30,7 +30,6 @@ DeviceRegion::DeviceRegion(std::shared_ptr<Device> device, const ir::Function& g
   for (size_t i = 0; i < inputs.size(); ++i) {
     input_buffers_.push_back(buffer(inputs[i]));
     input_bytes_.push_back(bytes_of(graph, inputs[i]));
-    if (constant_inputs_[i]) constant_bytes_ += input_bytes_.back();
   }
   for (const Kernel& kernel : kernels) {
     Dispatch dispatch;

@@ -30,9 +30,9 @@ public:
 
   void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
            std::span<std::byte> scratch) const override;
-  size_t constant_bytes() const override { return constant_bytes_; }
-  // Device memory the region holds: one buffer per value it reads or makes.
-  size_t device_bytes() const { return device_bytes_; }
+  // Device memory the region holds: one buffer per value it reads or makes, the copies of its
+  // constant inputs among them.
+  size_t device_bytes() const override { return device_bytes_; }
 
 private:
   std::shared_ptr<Device> device_;
@@ -42,7 +42,7 @@ private:
   std::vector<std::shared_ptr<Buffer>> buffers_; // every value's, intermediates included
   std::vector<std::shared_ptr<const vulkan::Kernel>> kernels_;
   std::vector<Dispatch> dispatches_;
-  size_t constant_bytes_ = 0, device_bytes_ = 0;
+  size_t device_bytes_ = 0;
   mutable std::mutex mutex_;
   mutable bool constants_uploaded_ = false;
 };

@@ -103,6 +103,9 @@ struct SignatureStats {
   size_t arena_bytes = 0;
   size_t weight_bytes = 0;
   size_t constant_bytes = 0;
+  // On the accelerator tier: the device memory its regions hold (a buffer per value they read or
+  // make; the constants' copies among them). 0 on the CPU tiers.
+  size_t device_bytes = 0;
   std::map<std::string, int> ops_per_lowering;
   std::string jit_error; // why promotion failed, when it did
 };

@@ -72,6 +72,7 @@ py::dict signature_stats_to_py(const SignatureStats& s) {
   d["arena_bytes"] = s.arena_bytes;
   d["weight_bytes"] = s.weight_bytes;
   d["constant_bytes"] = s.constant_bytes;
+  d["device_bytes"] = s.device_bytes;
   d["ops_per_lowering"] = s.ops_per_lowering;
   d["jit_error"] = s.jit_error;
   return d;

@@ -37,6 +37,7 @@ struct ExecutableMemory {
   size_t weight_bytes = 0;   // the named weights it reads, in place (a mapped file stays mapped)
   size_t constant_bytes = 0; // the graph's constants and what is derived from them and the weights
                              // (precomputed ops, packed weight copies)
+  size_t device_bytes = 0;   // accelerator memory its steps hold
 };
 
 // One compiled form of a fully static graph (symbolic dims bound, calls inlined). Created once per

@@ -27,6 +27,7 @@ SignatureStats CacheEntry::stats() const {
   s.arena_bytes = memory.arena_bytes;
   s.weight_bytes = memory.weight_bytes;
   s.constant_bytes = memory.constant_bytes;
+  s.device_bytes = memory.device_bytes;
   s.ops_per_lowering = serving->ops_per_lowering();
   const std::shared_ptr<const Executable> promoted = jit.load(std::memory_order_acquire);
   for (CallCounts::Tier tier : {CallCounts::interp, CallCounts::promoted})

@@ -227,6 +227,7 @@ nlohmann::json to_json(const BenchOptions& options, const std::vector<CaseResult
                      {"arena_peak_bytes", r.stats.arena_bytes},
                      {"weight_bytes", r.stats.weight_bytes},
                      {"constant_bytes", r.stats.constant_bytes},
+                     {"device_bytes", r.stats.device_bytes},
                      {"interp_compile_ms", r.stats.interp_compile_ms},
                      {"jit_compile_ms", r.stats.jit_compile_ms},
                      {"ops_per_lowering", r.stats.ops_per_lowering},

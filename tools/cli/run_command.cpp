@@ -63,7 +63,8 @@ std::string memory_summary(const Session& session) {
   for (const SignatureStats& s : session.stats())
     summary += "memory of " + s.callable + "(" + s.signature + ") on " + s.tier + ": arena peak " +
                byte_size_text(s.arena_bytes) + ", weights " + byte_size_text(s.weight_bytes) +
-               " (read in place), constants and weight copies " + byte_size_text(s.constant_bytes) + "\n";
+               " (read in place), constants and weight copies " + byte_size_text(s.constant_bytes) +
+               (s.device_bytes ? ", accelerator memory " + byte_size_text(s.device_bytes) : "") + "\n";
   return summary;
 }
 
