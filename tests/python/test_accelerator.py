@@ -42,6 +42,7 @@ def test_a_session_promoting_to_the_accelerator_agrees_with_the_interpreter():
     want = kiln.compile(model, session=kiln.Session(mode="off"))(x)
     np.testing.assert_allclose(np.asarray(f(x)), np.asarray(want), rtol=1e-5, atol=1e-6)
     assert session.stats()[0]["tier"] == "accelerator"
+    assert session.stats()[0]["device_bytes"] >= 3 * 7 * 17 * 4  # x, and at least two values made from it
     assert kiln.debug.compare_tiers(f, [x]) is None
 
 
