@@ -11,8 +11,8 @@ namespace kiln::vulkan {
 
 namespace {
 
-// Ops that make the plan's bound values (weights, literals, ranges) or that the plan executor runs
-// itself: never the device's, and not a reason to end a region's run of ops either.
+// Ops that make the plan's bound values (weights, literals, filled tensors, ranges): the plan makes
+// them on the host once, so they are never the device's, and they do not end a region.
 bool is_host_value(ir::OpKind kind) {
   switch (kind) {
   case ir::OpKind::constant:
