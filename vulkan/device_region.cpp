@@ -33,7 +33,7 @@ DeviceRegion::DeviceRegion(std::shared_ptr<Device> device, const ir::Function& g
   }
   for (const Kernel& kernel : kernels) {
     Dispatch dispatch;
-    bool empty = false; // a kernel whose results hold no element has nothing to dispatch
+    bool empty = false; // nothing to dispatch over an empty value (op_kernel refuses them anyway)
     for (ir::ValueId v : kernel.bindings) {
       dispatch.buffers.push_back({buffer(v).get(), 0, std::max<size_t>(bytes_of(graph, v), 1)});
       empty = empty || bytes_of(graph, v) == 0;
