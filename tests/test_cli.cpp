@@ -193,6 +193,13 @@ TEST_CASE("kiln devices lists the accelerators; kiln run --tier/--device acceler
   check_refused(scratch.run(no_driver + kKiln, files.run_args() + " --device accelerator"),
                 "--device accelerator: no accelerator: ", output);
   CHECK(scratch.run(no_driver + kKiln, "devices").out.find("\nno accelerator: ") != std::string::npos);
+  // A session promoting to the accelerator where there is none never fails the call: the promotion
+  // records why and the interpreter serves.
+  const CommandResult served =
+      scratch.run(no_driver + "KILN_PROMOTE_TO=accelerator KILN_JIT=always " + kKiln, files.run_args() + " --stats");
+  REQUIRE_MESSAGE(served.status == 0, served.err);
+  CHECK(max_abs_difference(load_npy(output.string()), interpreted) <= 1e-5);
+  CHECK(served.out.find(" interp ") != std::string::npos);
 #else
   CHECK(devices.out.find("no accelerator: this build has no accelerator tier (-Dvulkan=disabled)") !=
         std::string::npos);
