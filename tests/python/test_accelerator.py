@@ -49,3 +49,16 @@ def test_a_session_promoting_to_the_accelerator_agrees_with_the_interpreter():
 def test_promote_to_is_checked():
     with pytest.raises(kiln.Error, match="promote_to='gpu'"):
         kiln.Session(promote_to="gpu")
+
+
+def test_without_a_driver_the_count_is_0_and_the_reason_says_so():
+    if not kiln.has_accelerator_tier:
+        pytest.skip("this build has no accelerator tier")
+    import subprocess
+    import sys
+    env = dict(os.environ, VK_ICD_FILENAMES="/nonexistent/icd.json", VK_DRIVER_FILES="/nonexistent/icd.json")
+    code = "import kiln; print(kiln.accelerator_count()); print(kiln.accelerator_unavailable_reason())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    count, reason = out.splitlines()[:2]
+    assert count == "0"
+    assert "driver" in reason or "device" in reason
