@@ -224,7 +224,8 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
   if (hooks && (hooks->before || hooks->after)) hook_inputs = wrap_views(plan_, inputs, values.first(step.num_inputs));
   if (hooks && hooks->before) hooks->before(index, *step.op, hook_inputs);
 
-  execute(state, step, inputs, outputs, values);
+  execute(step, KernelArgs{*step.op, inputs, outputs, std::span(state.arena + step.scratch_offset, step.scratch_bytes),
+                           step.prepared.get()});
 
   if (hooks && hooks->after)
     hooks->after(index, *step.op, hook_inputs, wrap_views(plan_, outputs, values.subspan(step.num_inputs)));
@@ -235,17 +236,17 @@ void PlanExecutable::run_step(CallState& state, const PlanStep& step, size_t ind
           wrap_value(outputs[i].data, plan_.values()[values[step.num_inputs + i]]).clone();
 }
 
-void PlanExecutable::execute(CallState& state, const PlanStep& step, std::span<const View> inputs,
-                             std::span<const View> outputs, std::span<const ir::ValueId> values) const {
-  const std::span scratch(state.arena + step.scratch_offset, step.scratch_bytes);
+// One step on its arguments: a kernel, a tier's runner, or a buffer store (operand 0 takes
+// operand 1's bytes).
+void PlanExecutable::execute(const PlanStep& step, const KernelArgs& args) const {
   switch (step.kind) {
-  case StepKind::kernel: step.kernel(KernelArgs{*step.op, inputs, outputs, scratch, step.prepared.get()}); break;
+  case StepKind::kernel: step.kernel(args); break;
+  case StepKind::runner: step.runner->run(args.inputs, args.outputs, args.scratch); break;
   case StepKind::buffer_store: {
-    const size_t bytes = plan_.values()[values[0]].bytes;
-    if (bytes) std::memmove(inputs[0].data, inputs[1].data, bytes);
+    const size_t bytes = plan_.values()[plan_.view_values()[step.first_view]].bytes;
+    if (bytes) std::memmove(args.inputs[0].data, args.inputs[1].data, bytes);
     break;
   }
-  case StepKind::runner: step.runner->run(inputs, outputs, scratch); break;
   case StepKind::bind:
   case StepKind::alias: break;
   }
@@ -256,21 +257,8 @@ void PlanExecutable::execute(CallState& state, const PlanStep& step, std::span<c
 // use_arena built for them.
 void PlanExecutable::run_plain(CallState& state, std::span<void* const> data) const {
   bind_views(state, data);
-  for (size_t i = 0; i < working_steps_.size(); ++i) {
-    const PlanStep& step = *working_steps_[i];
-    const KernelArgs& args = state.step_args[i];
-    switch (step.kind) {
-    case StepKind::kernel: step.kernel(args); break;
-    case StepKind::runner: step.runner->run(args.inputs, args.outputs, args.scratch); break;
-    case StepKind::buffer_store: {
-      const size_t bytes = plan_.values()[plan_.view_values()[step.first_view]].bytes;
-      if (bytes) std::memmove(args.inputs[0].data, args.inputs[1].data, bytes);
-      break;
-    }
-    case StepKind::bind:
-    case StepKind::alias: break;
-    }
-  }
+  for (size_t i = 0; i < working_steps_.size(); ++i)
+    execute(*working_steps_[i], state.step_args[i]);
 }
 
 void PlanExecutable::copy_remaining_outputs(const CallState& state, std::span<void* const> output_data) const {

@@ -54,8 +54,7 @@ private:
   void run_step(CallState& state, const PlanStep& step, size_t index, const runtime::RunOptions& options) const;
   KILN_INLINABLE void run_plain(CallState& state, std::span<void* const> data) const;
   void refresh_views(CallState& state) const;
-  KILN_INLINABLE void execute(CallState& state, const PlanStep& step, std::span<const View> inputs,
-                              std::span<const View> outputs, std::span<const ir::ValueId> values) const;
+  KILN_INLINABLE void execute(const PlanStep& step, const KernelArgs& args) const;
   void copy_remaining_outputs(const CallState& state, std::span<void* const> output_data) const;
 
   std::string tier_;
