@@ -1,14 +1,12 @@
 // The accelerator's op kernels (vulkan/op_kernels.hpp) without a device: every op kind the device
-// takes, at odd and broadcast shapes and with each of its parameter forms, gives GLSL that glslang
-// compiles to valid SPIR-V (glslang's C interface, the SPIRV-Tools validator on), with one binding
+// takes, at odd and broadcast shapes and with each of its parameter forms, gives GLSL that libkiln's
+// compiler (vulkan/shader_compiler.hpp: glslang, the SPIRV-Tools validator on) takes, with one binding
 // per operand and result and a dispatch within Vulkan's limits; the rest are refused with a reason.
 // The numbers are checked on lavapipe against the interpreter by the tier-differential test.
 #include "ir/ops.hpp"
 #include "vulkan/op_kernels.hpp"
+#include "vulkan/shader_compiler.hpp"
 #include <doctest/doctest.h>
-#include <glslang/Include/glslang_c_interface.h>
-#include <glslang/Public/resource_limits_c.h>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,37 +15,14 @@ using ir::OpKind;
 
 namespace {
 
-// glslang's log when `glsl` does not compile to valid SPIR-V for Vulkan 1.1, else "".
+// What libkiln's compiler says when `glsl` does not compile to valid SPIR-V for Vulkan 1.1, else "".
 std::string spirv_errors(const std::string& glsl) {
-  static const bool initialised = glslang_initialize_process() != 0;
-  REQUIRE(initialised);
-  glslang_input_t input{};
-  input.language = GLSLANG_SOURCE_GLSL;
-  input.stage = GLSLANG_STAGE_COMPUTE;
-  input.client = GLSLANG_CLIENT_VULKAN;
-  input.client_version = GLSLANG_TARGET_VULKAN_1_1;
-  input.target_language = GLSLANG_TARGET_SPV;
-  input.target_language_version = GLSLANG_TARGET_SPV_1_3;
-  input.code = glsl.c_str();
-  input.default_version = 450;
-  input.default_profile = GLSLANG_NO_PROFILE;
-  input.messages = glslang_messages_t(GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULKAN_RULES_BIT);
-  input.resource = glslang_default_resource();
-  std::unique_ptr<glslang_shader_t, void (*)(glslang_shader_t*)> shader(glslang_shader_create(&input),
-                                                                        glslang_shader_delete);
-  if (!glslang_shader_preprocess(shader.get(), &input) || !glslang_shader_parse(shader.get(), &input))
-    return glslang_shader_get_info_log(shader.get());
-  std::unique_ptr<glslang_program_t, void (*)(glslang_program_t*)> program(glslang_program_create(),
-                                                                           glslang_program_delete);
-  glslang_program_add_shader(program.get(), shader.get());
-  if (!glslang_program_link(program.get(), GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULKAN_RULES_BIT))
-    return glslang_program_get_info_log(program.get());
-  glslang_spv_options_t options{};
-  options.validate = true;
-  glslang_program_SPIRV_generate_with_options(program.get(), GLSLANG_STAGE_COMPUTE, &options);
-  if (glslang_program_SPIRV_get_size(program.get()) == 0) return "no SPIR-V generated";
-  const char* messages = glslang_program_SPIRV_get_messages(program.get());
-  return messages ? messages : "";
+  try {
+    vulkan::compile_compute_shader(glsl);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
 }
 
 ir::ValueType f32(const std::vector<int64_t>& dims) { return {DType::f32, shape_from_dims(dims)}; }

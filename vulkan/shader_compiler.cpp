@@ -75,8 +75,14 @@ std::vector<uint32_t> compile_compute_shader(const std::string& glsl) {
   glslang_program_add_shader(program.get(), shader.get());
   if (!glslang_program_link(program.get(), input.messages))
     refuse("link", glslang_program_get_info_log(program.get()), glsl);
-  glslang_program_SPIRV_generate(program.get(), GLSLANG_STAGE_COMPUTE);
+  // Validated before a driver sees it: invalid SPIR-V is undefined behaviour in the driver.
+  glslang_spv_options_t options{};
+  options.validate = true;
+  glslang_program_SPIRV_generate_with_options(program.get(), GLSLANG_STAGE_COMPUTE, &options);
+  if (const char* messages = glslang_program_SPIRV_get_messages(program.get()); messages && *messages)
+    refuse("validate as SPIR-V", messages, glsl);
   const size_t words = glslang_program_SPIRV_get_size(program.get());
+  if (words == 0) refuse("generate SPIR-V", "no SPIR-V generated", glsl);
   const unsigned int* code = glslang_program_SPIRV_get_ptr(program.get());
   return std::vector<uint32_t>(code, code + words);
 }
