@@ -32,13 +32,9 @@ DeviceRegion::DeviceRegion(std::shared_ptr<Device> device, const ir::Function& g
     input_bytes_.push_back(bytes_of(graph, inputs[i]));
   }
   for (const Kernel& kernel : kernels) {
-    Dispatch dispatch;
-    bool empty = false; // nothing to dispatch over an empty value (op_kernel refuses them anyway)
-    for (ir::ValueId v : kernel.bindings) {
-      dispatch.buffers.push_back({buffer(v).get(), 0, std::max<size_t>(bytes_of(graph, v), 1)});
-      empty = empty || bytes_of(graph, v) == 0;
-    }
-    if (empty) continue;
+    Dispatch dispatch; // op_kernel refuses empty values, so every binding holds an element
+    for (ir::ValueId v : kernel.bindings)
+      dispatch.buffers.push_back({buffer(v).get(), 0, bytes_of(graph, v)});
     kernels_.push_back(device_->kernel(kernel.kernel.glsl, dispatch.buffers.size(), kernel.kernel.push.size()));
     dispatch.kernel = kernels_.back().get();
     dispatch.push = kernel.kernel.push;

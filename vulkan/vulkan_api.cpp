@@ -40,31 +40,31 @@ const GlobalFunctions* loader(std::string* why) {
   return &opened->functions;
 }
 
-bool load_instance_functions(const GlobalFunctions& loader, VkInstance instance, InstanceFunctions& out,
-                             std::string* missing) {
-#define KILN_VK_LOAD_INSTANCE(name)                                                                                    \
-  out.name = reinterpret_cast<PFN_##name>(loader.vkGetInstanceProcAddr(instance, #name));                              \
+// Resolves one function of a table through `get(handle, name)`; false (naming it) when missing.
+#define KILN_VK_LOAD(name)                                                                                             \
+  out.name = reinterpret_cast<PFN_##name>(get(handle, #name));                                                         \
   if (!out.name) {                                                                                                     \
     if (missing) *missing = #name;                                                                                     \
     return false;                                                                                                      \
   }
-  KILN_VK_INSTANCE_FUNCTIONS(KILN_VK_LOAD_INSTANCE)
-#undef KILN_VK_LOAD_INSTANCE
+
+bool load_instance_functions(const GlobalFunctions& loader, VkInstance instance, InstanceFunctions& out,
+                             std::string* missing) {
+  const PFN_vkGetInstanceProcAddr get = loader.vkGetInstanceProcAddr;
+  const VkInstance handle = instance;
+  KILN_VK_INSTANCE_FUNCTIONS(KILN_VK_LOAD)
   return true;
 }
 
 bool load_device_functions(const InstanceFunctions& instance, VkDevice device, DeviceFunctions& out,
                            std::string* missing) {
-#define KILN_VK_LOAD_DEVICE(name)                                                                                      \
-  out.name = reinterpret_cast<PFN_##name>(instance.vkGetDeviceProcAddr(device, #name));                                \
-  if (!out.name) {                                                                                                     \
-    if (missing) *missing = #name;                                                                                     \
-    return false;                                                                                                      \
-  }
-  KILN_VK_DEVICE_FUNCTIONS(KILN_VK_LOAD_DEVICE)
-#undef KILN_VK_LOAD_DEVICE
+  const PFN_vkGetDeviceProcAddr get = instance.vkGetDeviceProcAddr;
+  const VkDevice handle = device;
+  KILN_VK_DEVICE_FUNCTIONS(KILN_VK_LOAD)
   return true;
 }
+
+#undef KILN_VK_LOAD
 
 std::string result_name(VkResult result) {
   switch (result) {
