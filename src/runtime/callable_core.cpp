@@ -57,19 +57,16 @@ void check_fits_arena(const runtime::Executable& exe, size_t capacity, const Cac
 // inputs and outputs than kInline together takes them from the heap.
 class BoundData {
 public:
-  explicit BoundData(size_t n) : data_(inline_.data(), n) {
-    if (n > inline_.size()) {
-      spill_.resize(n);
-      data_ = spill_;
-    }
+  explicit BoundData(size_t n) : size_(n) {
+    if (n > kInline) spill_ = std::make_unique<void*[]>(n);
   }
-  std::span<void*> span() const { return data_; }
+  std::span<void*> span() { return {spill_ ? spill_.get() : inline_.data(), size_}; }
 
 private:
   static constexpr size_t kInline = 64;
   std::array<void*, kInline> inline_;
-  std::vector<void*> spill_;
-  std::span<void*> data_;
+  std::unique_ptr<void*[]> spill_;
+  size_t size_;
 };
 
 } // namespace
@@ -124,18 +121,26 @@ struct CallableCore::State {
   TreeLeaves spec_arguments(std::span<const Tensor> tensors) const;
   std::string describe_miss(const SignatureKey& signature);
   std::shared_ptr<CacheEntry> build_entry(const std::vector<ir::ValueType>& types, const std::string& text) const;
-  KILN_INLINABLE void maybe_promote(CacheEntry& entry);
+  // Starts the promotion of `entry` when due: checked inline on every call, the rest out of line.
+  KILN_INLINABLE void maybe_promote(CacheEntry& entry) {
+    if (policy.mode != JitMode::off && !entry.promotion_started.load(std::memory_order_relaxed))
+      promote_when_due(entry);
+  }
+  void promote_when_due(CacheEntry& entry);
   std::shared_ptr<const SignatureKey> signature_key(const std::vector<ir::ValueType>& types,
                                                     uint64_t weight_generation) const;
   std::shared_ptr<CacheEntry> lookup(const SignatureKey& signature, uint64_t* epoch);
   std::shared_ptr<CacheEntry> entry_for(const std::vector<ir::ValueType>& types);
   void hold(CacheEntry* entry, uint64_t epoch, uint64_t generation);
-  KILN_INLINABLE CacheEntry* held_entry() const;
-  KILN_INLINABLE bool run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs);
-  KILN_INLINABLE bool run_held(std::span<const Tensor> inputs, TensorList& outputs);
-  template <class Run> KILN_INLINABLE void serve(CacheEntry& entry, size_t thread_slot, const Run& run_on);
+  KILN_INLINABLE [[gnu::always_inline]] CacheEntry* held_entry() const;
+  KILN_INLINABLE [[gnu::always_inline]] bool run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs);
+  KILN_INLINABLE [[gnu::always_inline]] bool run_held(std::span<const Tensor> inputs, TensorList& outputs);
+  template <class Run>
+  KILN_INLINABLE [[gnu::always_inline]] void serve(CacheEntry& entry, size_t thread_slot, const Run& run_on);
   void run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs);
-  KILN_INLINABLE void run_bound(CacheEntry& entry, std::span<void* const> data, size_t thread_slot);
+  void call_flat_checked(std::span<const Tensor> tensors, TensorList& outputs);
+  void call_into_checked(const CallableCore& core, std::span<Tensor> outputs, std::span<const Tensor> tensors);
+  KILN_INLINABLE [[gnu::always_inline]] void run_bound(CacheEntry& entry, std::span<void* const> data, size_t thread_slot);
 };
 
 namespace {
@@ -308,8 +313,7 @@ std::shared_ptr<CacheEntry> CallableCore::State::build_entry(const std::vector<i
   return entry;
 }
 
-void CallableCore::State::maybe_promote(CacheEntry& entry) {
-  if (policy.mode == JitMode::off || entry.promotion_started.load(std::memory_order_relaxed)) return;
+void CallableCore::State::promote_when_due(CacheEntry& entry) {
   // promote_after interpreter calls first, whether the JIT then compiles in the background or on
   // the calling thread.
   if (policy.mode == JitMode::automatic &&
@@ -419,7 +423,7 @@ void CallableCore::State::hold(CacheEntry* entry, uint64_t epoch, uint64_t gener
 
 // The held entry, when nothing left the cache and no weight changed since it was looked up; null
 // otherwise. Only inside a section of the cache's grace period, which keeps it alive.
-CacheEntry* CallableCore::State::held_entry() const {
+inline CacheEntry* CallableCore::State::held_entry() const {
   const uint64_t sequence = held.sequence.load(std::memory_order_acquire);
   if (sequence & 1) return nullptr;
   CacheEntry* entry = held.entry.load(std::memory_order_relaxed);
@@ -434,7 +438,7 @@ CacheEntry* CallableCore::State::held_entry() const {
 // The steady state of serving: the held entry, the same argument types, outputs that fit. Checks
 // integers only, binds the tensors' data pointers on the way, and allocates nothing; false when
 // anything differs (the caller then checks in full).
-bool CallableCore::State::run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
+inline bool CallableCore::State::run_held(std::span<const Tensor> inputs, std::span<Tensor> outputs) {
   const size_t slot = detail::thread_slot();
   runtime::GracePeriod::Section section(cache->grace(), slot);
   CacheEntry* entry = held_entry();
@@ -446,7 +450,7 @@ bool CallableCore::State::run_held(std::span<const Tensor> inputs, std::span<Ten
 }
 
 // As above, into fresh output tensors.
-bool CallableCore::State::run_held(std::span<const Tensor> inputs, TensorList& outputs) {
+inline bool CallableCore::State::run_held(std::span<const Tensor> inputs, TensorList& outputs) {
   const size_t slot = detail::thread_slot();
   runtime::GracePeriod::Section section(cache->grace(), slot);
   CacheEntry* entry = held_entry();
@@ -461,7 +465,7 @@ bool CallableCore::State::run_held(std::span<const Tensor> inputs, TensorList& o
 
 // Runs `run_on(executable)` on the executable serving `entry`, promoting it when due, and counts
 // the call (timing a sample).
-template <class Run> void CallableCore::State::serve(CacheEntry& entry, size_t thread_slot, const Run& run_on) {
+template <class Run> inline void CallableCore::State::serve(CacheEntry& entry, size_t thread_slot, const Run& run_on) {
   maybe_promote(entry);
   const runtime::Executable* exe = entry.serving();
   const auto tier = exe == entry.interp.get() ? runtime::CallCounts::interp : runtime::CallCounts::promoted;
@@ -489,7 +493,7 @@ void CallableCore::State::run(CacheEntry& entry, std::span<const Tensor> inputs,
   });
 }
 
-void CallableCore::State::run_bound(CacheEntry& entry, std::span<void* const> data, size_t thread_slot) {
+inline void CallableCore::State::run_bound(CacheEntry& entry, std::span<void* const> data, size_t thread_slot) {
   serve(entry, thread_slot,
         [&](const runtime::Executable& exe, std::span<std::byte> lent) { exe.run_bound(data, thread_slot, lent); });
 }
@@ -507,27 +511,37 @@ std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector
   return outputs;
 }
 
-void CallableCore::call_flat(std::span<const Tensor> tensors, TensorList& outputs) {
-  State& s = *state_;
-  if (s.run_held(tensors, outputs)) return;
+// The calls below try the held entry inline and leave everything else to these, out of line, so
+// the warm call's frame stays small.
+[[gnu::noinline]] void CallableCore::State::call_flat_checked(std::span<const Tensor> tensors, TensorList& outputs) {
   const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
-  const std::shared_ptr<CacheEntry> entry = s.entry_for(s.check_arguments(s.spec_arguments(tensors), arguments));
+  const std::shared_ptr<CacheEntry> entry = entry_for(check_arguments(spec_arguments(tensors), arguments));
   outputs.assign_empty(entry->types.num_outputs());
   std::vector<void*> output_data(outputs.size());
   entry->types.make_outputs(outputs.span(), output_data);
-  s.run(*entry, tensors, outputs.span());
+  run(*entry, tensors, outputs.span());
 }
 
+[[gnu::noinline]] void CallableCore::State::call_into_checked(const CallableCore& core, std::span<Tensor> outputs,
+                                                              std::span<const Tensor> tensors) {
+  if (bakes_scalars)
+    throw Error(ErrorKind::spec,
+                "call_into takes tensors only; @" + module->name + " bakes a scalar argument: call it with operator()");
+  const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
+  const std::shared_ptr<CacheEntry> entry = entry_for(check_arguments(core.tensor_arguments(arguments), arguments));
+  runtime::check_call_outputs(*entry->graph, tensors, outputs);
+  run(*entry, tensors, outputs);
+}
+
+void CallableCore::call_flat(std::span<const Tensor> tensors, TensorList& outputs) {
+  if (!state_->run_held(tensors, outputs)) state_->call_flat_checked(tensors, outputs);
+}
+
+// A callable that bakes a scalar never takes the held entry here: its tensors alone cannot say
+// whether the call matches.
 void CallableCore::call_into(std::span<Tensor> outputs, std::span<const Tensor> tensors) {
   State& s = *state_;
-  if (s.bakes_scalars)
-    throw Error(ErrorKind::spec, "call_into takes tensors only; @" + s.module->name +
-                                     " bakes a scalar argument: call it with operator()");
-  if (s.run_held(tensors, outputs)) return;
-  const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
-  const std::shared_ptr<CacheEntry> entry = s.entry_for(s.check_arguments(tensor_arguments(arguments), arguments));
-  runtime::check_call_outputs(*entry->graph, tensors, outputs);
-  s.run(*entry, tensors, outputs);
+  if (s.bakes_scalars || !s.run_held(tensors, outputs)) s.call_into_checked(*this, outputs, tensors);
 }
 
 const ArgumentStructure* CallableCore::structure() const { return state_->structure.load(std::memory_order_acquire); }

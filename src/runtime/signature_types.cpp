@@ -21,48 +21,6 @@ SignatureTypes::SignatureTypes(const ir::Function& graph) {
   }
 }
 
-// Inlined into the loops below: the warm call checks each of its tensors with it, and reads its
-// data pointer on the way.
-[[gnu::always_inline]] inline bool SignatureTypes::has_type(const Tensor& tensor, const Value& value,
-                                                            const int64_t* dims, void*& data) {
-  // Concrete tensors are all on cpu:0 today; the full check (CallableCore) compares devices.
-  const detail::TensorImpl* impl = tensor.impl().get(); // read in place: no call per tensor
-  if (!impl || impl->graph) return false;
-  const TensorLayout& layout = impl->layout;
-  const Shape& shape = layout.shape;
-  if (layout.dtype != value.dtype || shape.size() != value.rank) return false;
-  for (size_t d = 0; d < value.rank; ++d)
-    if (shape[d].size() != dims[d] || shape[d].is_symbolic()) return false;
-  data = impl->data;
-  return true;
-}
-
-bool SignatureTypes::bind_arguments(std::span<const Tensor> inputs, std::span<void*> data) const {
-  if (inputs.size() != arguments_.size()) return false;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!has_type(inputs[i], arguments_[i], dims_.data() + arguments_[i].first_dim, data[i])) return false;
-  return true;
-}
-
-bool SignatureTypes::bind(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                          std::span<void*> data) const {
-  if (outputs.size() != outputs_.size() || !bind_arguments(inputs, data)) return false;
-  auto overlap = [](const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-    const auto *x = static_cast<const std::byte*>(a), *y = static_cast<const std::byte*>(b);
-    return a_bytes && b_bytes && x < y + b_bytes && y < x + a_bytes;
-  };
-  void** output_data = data.data() + inputs.size();
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Value& out = outputs_[i];
-    if (!has_type(outputs[i], out, dims_.data() + out.first_dim, output_data[i])) return false;
-    for (size_t a = 0; a < inputs.size(); ++a)
-      if (overlap(output_data[i], out.bytes, data[a], arguments_[a].bytes)) return false;
-    for (size_t other = 0; other < i; ++other)
-      if (overlap(output_data[i], out.bytes, output_data[other], outputs_[other].bytes)) return false;
-  }
-  return true;
-}
-
 // As Tensor::empty, the data and its tensor in one allocation (the sizes were checked when the
 // signature was built).
 void SignatureTypes::make_outputs(std::span<Tensor> outputs, std::span<void*> output_data) const {
