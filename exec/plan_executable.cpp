@@ -23,36 +23,48 @@ struct PlanExecutable::CallState {
 };
 
 // A call state taken from the pool for one call and given back when the call ends (or throws).
-// The pool is a few slots, one per cache line; a thread looks at its own slot first, so threads
-// calling at once neither share a lock nor, mostly, a cache line.
+// The pool is a few slots, one per cache line; a thread takes and gives back at its own slot
+// first, so threads calling at once neither share a lock nor, mostly, a cache line.
 class PlanExecutable::BorrowedState {
 public:
-  BorrowedState(const PlanExecutable& owner, size_t thread_slot) : owner_(owner), first_(thread_slot) {
-    for (size_t k = 0; k < owner_.pool_.size() && !state_; ++k) {
-      std::atomic<CallState*>& slot = owner_.pool_[(first_ + k) % owner_.pool_.size()].state;
-      if (slot.load(std::memory_order_relaxed)) state_.reset(slot.exchange(nullptr, std::memory_order_acquire));
-    }
-    if (!state_) state_ = owner_.make_state();
+  BorrowedState(const PlanExecutable& owner, size_t thread_slot)
+      : owner_(owner), first_(thread_slot % owner.pool_.size()),
+        state_(owner.pool_[first_].state.exchange(nullptr, std::memory_order_acquire)) {
+    if (!state_) state_ = take_elsewhere();
   }
   ~BorrowedState() {
-    for (size_t k = 0; k < owner_.pool_.size(); ++k) {
-      CallState* empty = nullptr;
-      if (owner_.pool_[(first_ + k) % owner_.pool_.size()].state.compare_exchange_strong(
-              empty, state_.get(), std::memory_order_release, std::memory_order_relaxed)) {
-        state_.release();
-        return;
-      }
-    }
-    // Every slot is full: more threads call at once than the pool keeps; this state goes.
+    CallState* empty = nullptr;
+    if (!owner_.pool_[first_].state.compare_exchange_strong(empty, state_, std::memory_order_release,
+                                                            std::memory_order_relaxed))
+      give_back_elsewhere();
   }
   BorrowedState(const BorrowedState&) = delete;
   BorrowedState& operator=(const BorrowedState&) = delete;
   CallState& operator*() const { return *state_; }
 
 private:
+  // Another thread holds this thread's slot's state: another slot's, else a new one.
+  CallState* take_elsewhere() const {
+    for (size_t k = 1; k < owner_.pool_.size(); ++k) {
+      std::atomic<CallState*>& slot = owner_.pool_[(first_ + k) % owner_.pool_.size()].state;
+      if (slot.load(std::memory_order_relaxed))
+        if (CallState* state = slot.exchange(nullptr, std::memory_order_acquire)) return state;
+    }
+    return owner_.make_state().release();
+  }
+  void give_back_elsewhere() {
+    for (size_t k = 1; k < owner_.pool_.size(); ++k) {
+      CallState* empty = nullptr;
+      if (owner_.pool_[(first_ + k) % owner_.pool_.size()].state.compare_exchange_strong(
+              empty, state_, std::memory_order_release, std::memory_order_relaxed))
+        return;
+    }
+    delete state_; // every slot is full: more threads call at once than the pool keeps
+  }
+
   const PlanExecutable& owner_;
   size_t first_;
-  std::unique_ptr<CallState> state_;
+  CallState* state_; // owned until given back
 };
 
 namespace {
@@ -145,11 +157,16 @@ std::byte* PlanExecutable::call_arena(CallState& state, std::span<std::byte> len
   return lent.data();
 }
 
-// Points the arena's values into the call's arena: the caller's when it lends one, else the state's own.
+// Points the arena's values into the call's arena: the caller's when it lends one, else the state's
+// own. A warm call finds them pointing there already.
 void PlanExecutable::use_arena(CallState& state, std::span<std::byte> lent) const {
-  std::byte* arena =
-      lent.empty() && state.own_arena ? static_cast<std::byte*>(state.own_arena.get()) : call_arena(state, lent);
-  if (arena == state.arena) return;
+  const bool current = lent.empty() ? state.own_arena && state.arena == state.own_arena.get()
+                                    : state.arena == lent.data() && lent.size() >= plan_.arena_bytes();
+  if (!current) switch_arena(state, lent);
+}
+
+void PlanExecutable::switch_arena(CallState& state, std::span<std::byte> lent) const {
+  std::byte* arena = call_arena(state, lent);
   state.arena = arena;
   for (size_t v = 0; v < plan_.values().size(); ++v)
     if (plan_.values()[v].storage == Storage::arena) state.value_data[v] = arena + plan_.values()[v].arena_offset;
@@ -255,10 +272,11 @@ void PlanExecutable::execute(const PlanStep& step, const KernelArgs& args) const
 // The steps of a call without hooks, preserved values or numeric checks: the warm call's loop.
 // Bind and alias steps do nothing at run time, so it runs only the working steps, on the arguments
 // use_arena built for them.
-void PlanExecutable::run_plain(CallState& state, std::span<void* const> data) const {
+[[gnu::always_inline]] inline void PlanExecutable::run_plain(CallState& state, std::span<void* const> data) const {
   bind_views(state, data);
-  for (size_t i = 0; i < working_steps_.size(); ++i)
-    execute(*working_steps_[i], state.step_args[i]);
+  const KernelArgs* args = state.step_args.data(); // read once: a kernel's writes cannot move them
+  for (const PlanStep* step : working_steps_)
+    execute(*step, *args++);
 }
 
 void PlanExecutable::copy_remaining_outputs(const CallState& state, std::span<void* const> output_data) const {

@@ -47,6 +47,7 @@ private:
   std::unique_ptr<CallState> make_state() const;
   std::byte* call_arena(CallState& state, std::span<std::byte> lent) const;
   KILN_INLINABLE void use_arena(CallState& state, std::span<std::byte> lent) const;
+  void switch_arena(CallState& state, std::span<std::byte> lent) const;
   KILN_INLINABLE void bind_values(CallState& state, std::span<void* const> data) const;
   KILN_INLINABLE void bind_views(CallState& state, std::span<void* const> data) const;
   void bind_call(CallState& state, std::span<const Tensor> inputs, std::span<Tensor> outputs,

@@ -1,4 +1,5 @@
 #include "core/environment.hpp"
+#include "core/tensor_impl.hpp"
 #include "exec/implementation_list.hpp"
 #include "exec/plan.hpp"
 #include "exec/plan_executable.hpp"
@@ -319,7 +320,9 @@ TEST_CASE("reshape inside the graph reads its input's memory; a reshaped output 
   check_close(out[0], expected);
 }
 
-TEST_CASE("eight threads running one executable get identical results") {
+// More threads than the pool of call states has slots (8): threads share slots, take states from
+// other slots, and drop the states no slot has room for.
+TEST_CASE("twenty threads running one executable get identical results") {
   GraphBuilder g;
   ValueId x = g.arg({64});
   ValueId y = g.arg({64});
@@ -328,7 +331,7 @@ TEST_CASE("eight threads running one executable get identical results") {
   g.fn->outputs = {g.op(OpKind::add, {g.op(OpKind::sub, {b, x}), y}), a};
   PlanExecutable exe = g.build();
 
-  const int threads = 8, iterations = 300;
+  const int threads = 20, iterations = 150;
   std::vector<std::vector<Tensor>> inputs(threads), reference(threads);
   for (int t = 0; t < threads; ++t) {
     inputs[t] = {sample({64}, float(t) * 0.25f), sample({64}, 1.0f - float(t) * 0.125f)};
@@ -349,6 +352,24 @@ TEST_CASE("eight threads running one executable get identical results") {
   CHECK(mismatches == std::vector<int>(threads, 0));
   // Distinct inputs give distinct results, so a shared arena would have shown up as mismatches.
   CHECK(values_of(reference[0][0]) != values_of(reference[1][0]));
+}
+
+TEST_CASE("a caller's arena is checked at every call, also when it starts where the last one did") {
+  GraphBuilder g;
+  ValueId x = g.arg({256});
+  g.fn->outputs = {g.op(OpKind::exp, {g.op(OpKind::neg, {x})})};
+  PlanExecutable exe = g.build();
+  REQUIRE(exe.arena_bytes() > 0);
+  const std::shared_ptr<void> block = detail::allocate_aligned(exe.arena_bytes(), false);
+  const std::span<std::byte> memory(static_cast<std::byte*>(block.get()), exe.arena_bytes());
+  const std::vector<Tensor> input{sample({256})};
+  const std::vector<Tensor> reference = exe.run(input, {});
+  std::vector<Tensor> out = exe.run(input, {.arena = memory});
+  CHECK(values_of(out[0]) == values_of(reference[0]));
+  CHECK_THROWS_WITH_AS(exe.run(input, {.arena = memory.first(exe.arena_bytes() - 64)}),
+                       doctest::Contains("needs an arena of"), Error);
+  out = exe.run(input, {.arena = memory});
+  CHECK(values_of(out[0]) == values_of(reference[0]));
 }
 
 TEST_CASE("hooks run once per op, in order, with the op's shapes") {
