@@ -67,7 +67,7 @@ template <class In, class Out, class Fn> void binary_map(const KernelArgs& args,
   R* out_data = out.as<R>();
   const bool a_contiguous = loop.inner_stride(0) == 1, b_contiguous = loop.inner_stride(1) == 1;
   if (loop.rows() == 1 && loop.inner() <= kChunk) { // a small tensor: its one row, directly
-    const std::array<int64_t, 2> in = loop.row_offsets(0);
+    const std::array<int64_t, 2>& in = loop.first_row_offsets();
     return binary_row<In, Out>(a_data + in[0], b_data + in[1], out_data, loop.inner(), a_contiguous, b_contiguous, fn);
   }
   for_each_chunk(loop, [&](int64_t out_offset, std::array<int64_t, 2> in, int64_t count) {

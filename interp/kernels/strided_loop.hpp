@@ -30,16 +30,15 @@ public:
       for (auto& s : strides_)
         s.push_back(0);
     }
+    for (size_t d = 0; d + 1 < dims_.size(); ++d)
+      rows_ *= dims_[d];
   }
 
   int64_t inner() const { return dims_.back(); }
-  int64_t rows() const {
-    int64_t n = 1;
-    for (size_t d = 0; d + 1 < dims_.size(); ++d)
-      n *= dims_[d];
-    return n;
-  }
+  int64_t rows() const { return rows_; }
   int64_t inner_stride(size_t k) const { return strides_[k].back(); }
+  // Element offsets of each operand at the start of the first innermost row (row_offsets(0)).
+  const std::array<int64_t, N>& first_row_offsets() const { return base_; }
   // Element offsets of each operand at the start of innermost row `row`.
   std::array<int64_t, N> row_offsets(int64_t row) const {
     std::array<int64_t, N> offsets = base_;
@@ -62,6 +61,7 @@ private:
   std::vector<int64_t> dims_;
   std::array<std::vector<int64_t>, N> strides_;
   std::array<int64_t, N> base_;
+  int64_t rows_ = 1; // the product of every dim but the innermost
 };
 
 // The loop of an elementwise op with numpy broadcasting: each operand's dims are right-aligned
@@ -98,7 +98,7 @@ template <size_t N, class Body> void for_each_chunk(const StridedLoop<N>& loop, 
   const int64_t inner = loop.inner(), rows = loop.rows();
   if (inner == 0 || rows == 0) return;
   // One row within a chunk (a small tensor): no tasks to split it into, no index arithmetic.
-  if (rows == 1 && inner <= kChunk) return body(0, loop.row_offsets(0), inner);
+  if (rows == 1 && inner <= kChunk) return body(0, loop.first_row_offsets(), inner);
   const int64_t chunks_per_row = (inner + kChunk - 1) / kChunk;
   exec::parallel_for(rows * chunks_per_row, exec::worth_parallel(rows * inner), [&](int64_t task) {
     const int64_t row = task / chunks_per_row, begin = (task % chunks_per_row) * kChunk;
