@@ -146,6 +146,26 @@ TEST_CASE("an elementwise chain becomes one xbyak kernel, edge values included")
   }
 }
 
+// The runner hands a kernel up to 16 inputs from the stack; a region reading more takes them from
+// a list.
+TEST_CASE("an elementwise region reading 21 arguments matches the interpreter, small and large") {
+  auto weighted_sum = [](const Tensor& x, const auto&... terms) {
+    Tensor sum = x;
+    float weight = 2.0f;
+    ((sum = sum + terms * weight++), ...);
+    return sum;
+  };
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{1, 1}, {7, 17}, {64, 1023}}) {
+    CAPTURE(dims.back());
+    std::array<Tensor, 20> terms;
+    for (size_t k = 0; k < terms.size(); ++k)
+      terms[k] = Tensor::randn(dims, 100 + int(k));
+    const Tensor x = with_edge_values(Tensor::randn(dims, 99));
+    std::apply([&](const auto&... t) { check_agreement(run_both_tiers(weighted_sum, {}, x, t...), "xbyak", 40); },
+               terms);
+  }
+}
+
 TEST_CASE("row, column and scalar operands broadcast inside one elementwise kernel") {
   auto broadcasting = [](Tensor x, Tensor row, Tensor column, Tensor scalar) {
     return F::maximum(x * row + column, scalar) - F::exp(column);

@@ -6,20 +6,6 @@
 
 namespace kiln::jitc {
 
-// The argument block of a generated kernel, read by offset: one block of the iteration space,
-// rows [row_begin, row_end) x columns [col_begin, col_end) of a space `cols` wide.
-struct KernelCallArgs {
-  const void* const* inputs;
-  void* const* outputs;
-  int64_t row_begin;
-  int64_t row_end;
-  int64_t col_begin;
-  int64_t col_end;
-  int64_t cols;
-};
-
-using KernelEntry = void (*)(const KernelCallArgs*);
-
 // Generated code: the generator owns the pages, switched to read+execute once complete.
 struct ElementwiseKernel::Code {
   std::unique_ptr<Xbyak::CodeGenerator> generator;

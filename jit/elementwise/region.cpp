@@ -198,18 +198,12 @@ std::shared_ptr<const ElementwiseKernel> compile_region(const Region& region, st
 
 ElementwiseKernel::ElementwiseKernel(std::shared_ptr<const Code> code, VectorIsa isa, std::string key, int num_inputs,
                                      int num_outputs, bool flattenable, int64_t min_elements_per_thread)
-    : code_(std::move(code)), isa_(isa), key_(std::move(key)), num_inputs_(num_inputs), num_outputs_(num_outputs),
-      flattenable_(flattenable), min_elements_per_thread_(min_elements_per_thread) {}
+    : code_(std::move(code)), entry_(code_->entry), isa_(isa), key_(std::move(key)), num_inputs_(num_inputs),
+      num_outputs_(num_outputs), flattenable_(flattenable), min_elements_per_thread_(min_elements_per_thread) {}
 
 const uint8_t* ElementwiseKernel::code() const { return code_->generator->getCode(); }
 
 size_t ElementwiseKernel::code_size() const { return code_->generator->getSize(); }
-
-void ElementwiseKernel::run_block(const void* const* inputs, void* const* outputs, int64_t row_begin, int64_t row_end,
-                                  int64_t col_begin, int64_t col_end, int64_t cols) const {
-  KernelCallArgs args{inputs, outputs, row_begin, row_end, col_begin, col_end, cols};
-  code_->entry(&args);
-}
 
 bool ElementwiseKernel::run(const void* const* inputs, void* const* outputs, int64_t rows, int64_t cols) const {
   if (rows < 0 || cols < 0) return false;

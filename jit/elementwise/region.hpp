@@ -46,6 +46,20 @@ enum class VectorIsa { automatic, avx512, avx2 };
 const char* vector_isa_name(VectorIsa isa);
 
 // A generated kernel for one region and ISA. Immutable and callable from many threads at once.
+// The argument block of a generated kernel, read by offset: one block of the iteration space,
+// rows [row_begin, row_end) x columns [col_begin, col_end) of a space `cols` wide.
+struct KernelCallArgs {
+  const void* const* inputs;
+  void* const* outputs;
+  int64_t row_begin;
+  int64_t row_end;
+  int64_t col_begin;
+  int64_t col_end;
+  int64_t cols;
+};
+
+using KernelEntry = void (*)(const KernelCallArgs*);
+
 class ElementwiseKernel {
 public:
   struct Code; // the generator that owns the executable pages
@@ -55,6 +69,17 @@ public:
   // exec::num_threads() threads. Returns false, touching nothing, for negative dims or null
   // pointers with a non-empty space.
   bool run(const void* const* inputs, void* const* outputs, int64_t rows, int64_t cols) const;
+  // Whether run() takes a non-empty [rows, cols] on the calling thread alone, whatever the thread
+  // count; run_one_block then runs it with no checks (the caller checked the pointers and sizes).
+  bool runs_in_one_block(int64_t rows, int64_t cols) const {
+    return rows > 0 && cols > 0 && rows * cols < 2 * min_elements_per_thread_;
+  }
+  void run_one_block(const void* const* inputs, void* const* outputs, int64_t rows, int64_t cols) const {
+    if (flattenable_)
+      run_block(inputs, outputs, 0, 1, 0, rows * cols, rows * cols);
+    else
+      run_block(inputs, outputs, 0, rows, 0, cols, cols);
+  }
 
   VectorIsa isa() const { return isa_; }
   const std::string& key() const { return key_; }
@@ -67,9 +92,13 @@ public:
 
 private:
   void run_block(const void* const* inputs, void* const* outputs, int64_t row_begin, int64_t row_end, int64_t col_begin,
-                 int64_t col_end, int64_t cols) const;
+                 int64_t col_end, int64_t cols) const {
+    const KernelCallArgs args{inputs, outputs, row_begin, row_end, col_begin, col_end, cols};
+    entry_(&args);
+  }
 
   std::shared_ptr<const Code> code_;
+  KernelEntry entry_; // code_'s
   VectorIsa isa_;
   std::string key_;
   int num_inputs_;

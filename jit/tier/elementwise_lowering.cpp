@@ -15,7 +15,7 @@ using Broadcast = RegionInput::Broadcast;
 class ElementwiseRunner final : public exec::StepRunner {
 public:
   ElementwiseRunner(std::shared_ptr<const ElementwiseKernel> kernel, int64_t rows, int64_t cols)
-      : kernel_(std::move(kernel)), rows_(rows), cols_(cols) {}
+      : kernel_(std::move(kernel)), rows_(rows), cols_(cols), one_block_(kernel_->runs_in_one_block(rows, cols)) {}
 
   void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
            std::span<std::byte>) const override {
@@ -23,24 +23,35 @@ public:
     constexpr size_t kOnStack = 16;
     std::array<const void*, kOnStack> input_array;
     std::array<void*, kOnStack> output_array;
-    std::vector<const void*> input_list;
-    std::vector<void*> output_list;
-    const void** input_data = input_array.data();
-    void** output_data = output_array.data();
-    if (inputs.size() > kOnStack) input_data = (input_list.resize(inputs.size()), input_list.data());
-    if (outputs.size() > kOnStack) output_data = (output_list.resize(outputs.size()), output_list.data());
+    if (inputs.size() > kOnStack || outputs.size() > kOnStack) return run_listed(inputs, outputs);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      input_array[i] = inputs[i].data;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      output_array[i] = outputs[i].data;
+    // A small region (the plan's views are never null when it is not empty): straight to the code.
+    if (one_block_) return kernel_->run_one_block(input_array.data(), output_array.data(), rows_, cols_);
+    run_kernel(input_array.data(), output_array.data());
+  }
+
+private:
+  void run_listed(std::span<const exec::View> inputs, std::span<const exec::View> outputs) const {
+    std::vector<const void*> input_data(inputs.size());
+    std::vector<void*> output_data(outputs.size());
     for (size_t i = 0; i < inputs.size(); ++i)
       input_data[i] = inputs[i].data;
     for (size_t i = 0; i < outputs.size(); ++i)
       output_data[i] = outputs[i].data;
-    if (!kernel_->run(input_data, output_data, rows_, cols_))
+    run_kernel(input_data.data(), output_data.data());
+  }
+  void run_kernel(const void* const* inputs, void* const* outputs) const {
+    if (!kernel_->run(inputs, outputs, rows_, cols_))
       throw Error(ErrorKind::internal, "jit.elementwise: the kernel refused its buffers");
   }
 
-private:
   std::shared_ptr<const ElementwiseKernel> kernel_;
   int64_t rows_;
   int64_t cols_;
+  bool one_block_; // ElementwiseKernel::runs_in_one_block
 };
 
 // Grows one region op by op over the iteration space [rows, cols] of the first op's result dims.
