@@ -27,6 +27,7 @@ struct Partition {
   std::vector<exec::PlannedStep> steps;
   std::map<std::string, int> ops_per_lowering;
   std::vector<exec::ImplementationWalk> walks;
+  std::vector<std::shared_ptr<DeviceRegion>> regions; // their constants are bound once the plan is built
 };
 
 // An op of a region and the kernel op_kernel made for it.
@@ -117,6 +118,7 @@ exec::LoweredStep region_step(const ir::Function& graph, std::vector<RegionOp> o
       ++partition.ops_per_lowering[kernel.kernel.implementation];
     }
   auto runner = std::make_shared<DeviceRegion>(device, graph, kernels, inputs, outputs, std::move(constant_inputs));
+  partition.regions.push_back(runner);
   return exec::LoweredStep{"vulkan", std::move(inputs), std::move(outputs), ids.front(), std::move(runner)};
 }
 
@@ -172,6 +174,8 @@ AcceleratorBuild build_accelerator_executable(std::shared_ptr<const ir::Function
   Partition partition = partition_for_device(*graph, device);
   exec::ExecutableOptions options{"accelerator", partition.steps, partition.ops_per_lowering};
   auto executable = std::make_unique<exec::PlanExecutable>(graph, weights, interpreter, std::move(options));
+  for (const std::shared_ptr<DeviceRegion>& region : partition.regions)
+    region->bind_constants(executable->plan(), weights.forms());
   std::vector<exec::ImplementationWalk> walks =
       exec::walks_through_interpreter(std::move(partition.walks), partition.steps, executable->plan());
   return {std::move(executable), std::move(walks)};

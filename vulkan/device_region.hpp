@@ -1,8 +1,11 @@
 #pragma once
+#include "exec/plan.hpp"
 #include "exec/step_runner.hpp"
 #include "ir/graph.hpp"
+#include "runtime/weight_forms.hpp"
 #include "vulkan/device.hpp"
 #include "vulkan/op_kernels.hpp"
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -10,10 +13,11 @@
 namespace kiln::vulkan {
 
 // A run of consecutive ops of a graph that the accelerator takes, as one step of the plan: its
-// inputs are uploaded once per call (values the plan computes once, weights and constants, once
-// per runner), its ops run as one submission of dispatches, and only the values read after it are
-// downloaded. Every value inside it lives in device memory the runner owns; calls from several
-// threads take turns on it.
+// inputs are uploaded once per call (values the plan computes once, weights and constants, once:
+// see bind_constants), its ops run as one submission of dispatches, and only the values read after
+// it are downloaded. The values it uploads, makes and downloads live in one device arena, placed by
+// the interpreter's arena planner over the dispatches (values never live at once share bytes);
+// calls from several threads take turns on it.
 class DeviceRegion final : public exec::StepRunner {
 public:
   // One dispatch: the kernel of one op, or of a fused run of elementwise ops; binding i of its
@@ -28,21 +32,38 @@ public:
   DeviceRegion(std::shared_ptr<Device> device, const ir::Function& graph, const std::vector<Kernel>& kernels,
                std::vector<ir::ValueId> inputs, std::vector<ir::ValueId> outputs, std::vector<bool> constant_inputs);
 
+  // Gives each constant input the device copy of its value in `plan`: a weight's (or what the plan
+  // computed from weights alone) is shared through `forms` under its key, so every signature and
+  // executable reading one weight version uploads it once; an embedded constant's is the region's
+  // own. Called once, after the plan is built and before any run; constants it did not give (no
+  // call) are uploaded at the first run instead.
+  void bind_constants(const exec::ExecutionPlan& plan, runtime::WeightForms* forms);
+
   void run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
            std::span<std::byte> scratch) const override;
-  // Device memory the region holds: one buffer per value it reads or makes, the copies of its
-  // constant inputs among them.
-  size_t device_bytes() const override { return device_bytes_; }
+  // Device memory the region holds: its arena's peak and the copies of its constant inputs (shared
+  // ones included).
+  size_t device_bytes() const override;
+  size_t arena_bytes() const { return arena_bytes_; }
 
 private:
+  struct Placed { // where a value lives on the device
+    const Buffer* buffer = nullptr;
+    size_t offset = 0, bytes = 0;
+  };
+  void place_in_arena(const ir::Function& graph, const std::vector<Kernel>& kernels);
+  void bind_dispatches(); // each dispatch's buffer ranges from places_
+
   std::shared_ptr<Device> device_;
-  std::vector<std::shared_ptr<Buffer>> input_buffers_, output_buffers_;
-  std::vector<size_t> input_bytes_, output_bytes_;
+  std::vector<ir::ValueId> inputs_, outputs_;
   std::vector<bool> constant_inputs_;
-  std::vector<std::shared_ptr<Buffer>> buffers_; // every value's, intermediates included
+  std::map<ir::ValueId, Placed> places_; // every value it binds, uploads or downloads
+  std::shared_ptr<Buffer> arena_;
+  size_t arena_bytes_ = 0;
+  std::vector<std::shared_ptr<const Buffer>> constants_; // constant inputs' copies, shared or own
   std::vector<std::shared_ptr<const vulkan::Kernel>> kernels_;
   std::vector<Dispatch> dispatches_;
-  size_t device_bytes_ = 0;
+  std::vector<std::vector<ir::ValueId>> dispatch_values_; // each dispatch's bindings
   mutable std::mutex mutex_;
   mutable bool constants_uploaded_ = false;
 };

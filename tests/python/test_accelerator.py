@@ -42,7 +42,10 @@ def test_a_session_promoting_to_the_accelerator_agrees_with_the_interpreter():
     want = kiln.compile(model, session=kiln.Session(mode="off"))(x)
     np.testing.assert_allclose(np.asarray(f(x)), np.asarray(want), rtol=1e-5, atol=1e-6)
     assert session.stats()[0]["tier"] == "accelerator"
-    assert session.stats()[0]["device_bytes"] >= 3 * 7 * 17 * 4  # x, and at least two values made from it
+    # The device arena: the fused kernel reads x while it writes its result, and the softmax's
+    # result takes x's place, so two [7, 17] values at most are live at once.
+    value_bytes = 7 * 17 * 4
+    assert 2 * value_bytes <= session.stats()[0]["device_bytes"] < 3 * value_bytes
     assert kiln.debug.compare_tiers(f, [x]) is None
 
 
