@@ -4,6 +4,7 @@
 // debugging tools work on it. Every op's agreement with the interpreter is the tier-differential
 // suite's (tier_differential_accelerator).
 #include "runtime/weight_forms.hpp"
+#include "scoped_env.hpp"
 #include "vulkan/device.hpp"
 #include <algorithm>
 #include <atomic>
@@ -144,6 +145,75 @@ TEST_CASE("a fused run of elementwise ops agrees with the interpreter at odd siz
         INFO("result " << r << " element " << i << ": interpreter " << a << ", accelerator " << b);
         CHECK((std::isnan(a) ? std::isnan(b) : std::isinf(a) ? a == b : std::fabs(a - b) <= 1e-5 * (1 + std::fabs(a))));
       }
+  }
+}
+
+// The mlp as the accelerator computes it with KILN_ACCELERATOR_STORAGE=f16: in f32, each value
+// rounded to f16 where a kernel stores it (the input and weights on upload, each matmul's result,
+// the fused bias add and gelu's, the softmax's).
+Tensor mlp_stored_as_f16(const Tensor& x) {
+  auto r = [](const Tensor& t) { return F::cast(F::cast(t, DType::f16), DType::f32); };
+  const Tensor w1 = r(F::constant_external("w1", TensorLayout(DType::f32, {33, 17})));
+  const Tensor b1 = r(F::constant_external("b1", TensorLayout(DType::f32, {33})));
+  const Tensor w2 = r(F::constant_external("w2", TensorLayout(DType::f32, {5, 33})));
+  const Tensor h = r(F::matmul(r(x), F::transpose(w1, 0, 1)));
+  const Tensor g = r(F::gelu(h + b1));
+  return r(F::softmax(r(F::matmul(g, F::transpose(w2, 0, 1))), -1));
+}
+
+TEST_CASE("with f16 storage the device rounds each stored value to f16 and holds half the memory") {
+  if (!have_device()) return;
+  if (!vulkan::Device::open_default()->info().shader_float16) {
+    MESSAGE("skipped: the device has no f16 storage and arithmetic");
+    return;
+  }
+  const TensorLayout spec(DType::f32, {7, 17});
+  const Tensor x = Tensor::randn({7, 17}, 31);
+  auto f32_session = device_session();
+  set_mlp_weights(*f32_session, 1);
+  compile(mlp, {.session = f32_session})(spec)(x);
+  const size_t f32_bytes = f32_session->stats().at(0).device_bytes;
+
+  const ScopedEnv f16("KILN_ACCELERATOR_STORAGE", "f16");
+  auto session = device_session();
+  set_mlp_weights(*session, 1);
+  const Tensor got = compile(mlp, {.session = session})(spec)(x);
+  CHECK(session->stats().at(0).tier == "accelerator");
+  const Tensor exact = interpreted(mlp, spec, x, session);
+  const Tensor want = interpreted(mlp_stored_as_f16, spec, x, session);
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const float a = want.data<float>()[i], b = got.data<float>()[i];
+    INFO("element " << i << ": interpreter with f16 rounding " << a << ", accelerator " << b);
+    CHECK(std::fabs(a - b) <= std::fabs(a) * 0x1p-10f + 1e-7f); // one f16 rounding step apart at most
+  }
+  CHECK(max_difference(got, exact) > 0); // f16 really was the storage
+  CHECK(max_difference(got, exact) < 5e-3);
+  const size_t bytes = session->stats().at(0).device_bytes;
+  CHECK(bytes < f32_bytes * 6 / 10);
+  CHECK(bytes >= (17 * 33 + 33 * 5 + 33) * 2 + 2 * 7 * 33 * 2); // the constants, two [7, 33] values live at once
+}
+
+TEST_CASE("with f16 storage, values beyond f16's range become infinite and tiny ones zero") {
+  if (!have_device() || !vulkan::Device::open_default()->info().shader_float16) return;
+  const ScopedEnv f16("KILN_ACCELERATOR_STORAGE", "f16");
+  const std::vector<float> in{1e5f, -0.0f, NAN, 65504.0f, 1e-8f, 0.1f, -INFINITY};
+  // IEEE binary16: 65504 is its largest finite value, 1e-8 is below half its smallest subnormal
+  // (2^-24), and 0.1 rounds to 0x2E66.
+  const std::vector<float> want{-INFINITY, 0.0f, NAN, -65504.0f, -0.0f, -0.0999755859375f, INFINITY};
+  Tensor x = Tensor::empty({int64_t(in.size())});
+  std::copy(in.begin(), in.end(), x.data<float>());
+  auto session = device_session();
+  const Tensor got = compile([](const Tensor& t) { return F::neg(t); }, {.session = session})(x.layout())(x);
+  CHECK(session->stats().at(0).tier == "accelerator");
+  for (size_t i = 0; i < in.size(); ++i) {
+    const float g = got.data<float>()[i];
+    INFO("element " << i << ": " << in[i] << " gave " << g);
+    if (std::isnan(want[i])) {
+      CHECK(std::isnan(g));
+    } else {
+      CHECK(g == want[i]);
+      CHECK(std::signbit(g) == std::signbit(want[i]));
+    }
   }
 }
 

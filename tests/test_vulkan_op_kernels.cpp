@@ -7,6 +7,8 @@
 #include "vulkan/op_kernels.hpp"
 #include "vulkan/shader_compiler.hpp"
 #include <doctest/doctest.h>
+#include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,12 @@ std::string spirv_errors(const std::string& glsl) {
   } catch (const Error& e) {
     return e.what();
   }
+}
+
+// Matches of `pattern` in `text`.
+size_t count(const std::string& text, const char* pattern) {
+  const std::regex re(pattern);
+  return size_t(std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
 }
 
 ir::ValueType f32(const std::vector<int64_t>& dims) { return {DType::f32, shape_from_dims(dims)}; }
@@ -58,6 +66,17 @@ vulkan::OpKernel require_kernel(OpKind kind, const std::vector<ir::ValueType>& o
   const vulkan::OpKernel& kernel = std::get<vulkan::OpKernel>(result);
   const std::string errors = spirv_errors(kernel.glsl);
   CHECK_MESSAGE(errors.empty(), errors << "\n" << kernel.glsl);
+  // The same kernel over values stored as f16 (KILN_ACCELERATOR_STORAGE=f16).
+  const std::string f16 = vulkan::kernel_source(kernel, vulkan::Storage::f16);
+  const std::string f16_errors = spirv_errors(f16);
+  CHECK_MESSAGE(f16_errors.empty(), f16_errors << "\n" << f16);
+  // Under f16 a raw read would compute in f16 (two of them multiplied, say) and still compile: every
+  // float read goes through K_LOAD and every write through K_STORE. Copies move bits unconverted.
+  if (kernel.implementation != "vulkan.copy") {
+    CHECK_MESSAGE(count(kernel.glsl, R"(\bin\d+\.v\[)") == count(kernel.glsl, R"(K_LOAD\(in\d+\.v\[)"), kernel.glsl);
+    CHECK_MESSAGE(count(kernel.glsl, R"(\bout\d+\.v\[[^\]]*\] = )") == count(kernel.glsl, R"(\] = K_STORE\()"),
+                  kernel.glsl);
+  }
   const size_t bindings = g.graph.ops[g.op].operands.size() + g.graph.ops[g.op].results.size();
   for (size_t b = 0; b <= bindings; ++b)
     CHECK((kernel.glsl.find("binding = " + std::to_string(b) + ")") != std::string::npos) == (b < bindings));
@@ -171,7 +190,7 @@ TEST_CASE("normalizations compile with and without their optional operands") {
 
 TEST_CASE("shape ops compile as bit-exact copies") {
   const vulkan::OpKernel reshape = require_kernel(OpKind::reshape, {f32({7, 17})}, ir::ShapeParams{{17, 7}});
-  CHECK(reshape.glsl.find("{ uint v[]; } in0") != std::string::npos);
+  CHECK(reshape.glsl.find("{ K_BITS v[]; } in0") != std::string::npos); // uint, or uint16_t under f16
   require_kernel(OpKind::squeeze, {f32({1, 17})}, ir::AxesParams{{0}});
   require_kernel(OpKind::unsqueeze, {f32({17})}, ir::AxesParams{{1}});
   require_kernel(OpKind::transpose, {f32({7, 17})}, ir::TransposeParams{{1, 0}});

@@ -1,4 +1,5 @@
 #include "vulkan/accelerator_tier.hpp"
+#include "core/environment.hpp"
 #include "exec/tier_walks.hpp"
 #include "ir/ops.hpp"
 #include "runtime/log.hpp"
@@ -24,6 +25,7 @@ bool is_host_value(ir::OpKind kind) {
 }
 
 struct Partition {
+  Storage storage = Storage::f32; // of every region's values
   std::vector<exec::PlannedStep> steps;
   std::map<std::string, int> ops_per_lowering;
   std::vector<exec::ImplementationWalk> walks;
@@ -117,13 +119,25 @@ exec::LoweredStep region_step(const ir::Function& graph, std::vector<RegionOp> o
       partition.walks[id].push_back({kernel.kernel.implementation, std::nullopt, {}});
       ++partition.ops_per_lowering[kernel.kernel.implementation];
     }
-  auto runner = std::make_shared<DeviceRegion>(device, graph, kernels, inputs, outputs, std::move(constant_inputs));
+  auto runner = std::make_shared<DeviceRegion>(device, graph, kernels, inputs, outputs, std::move(constant_inputs),
+                                               partition.storage);
   partition.regions.push_back(runner);
   return exec::LoweredStep{"vulkan", std::move(inputs), std::move(outputs), ids.front(), std::move(runner)};
 }
 
+// How the regions store values: f16 where KILN_ACCELERATOR_STORAGE=f16 asks and the device has 16-bit
+// storage and arithmetic; else f32, and KILN_LOG=jit says why when f16 was asked.
+Storage storage_for(const Device& device) {
+  if (env::accelerator_storage().value_or("f32") != "f16") return Storage::f32;
+  if (device.info().shader_float16) return Storage::f16;
+  runtime::log_line(runtime::LogChannel::jit, "vulkan: KILN_ACCELERATOR_STORAGE=f16, but " + device.info().name +
+                                                  " has no f16 storage and arithmetic; values are stored as f32");
+  return Storage::f32;
+}
+
 Partition partition_for_device(const ir::Function& graph, const std::shared_ptr<Device>& device) {
   Partition partition;
+  partition.storage = storage_for(*device);
   partition.walks.resize(graph.ops.size());
   std::vector<RegionOp> region;
   std::set<ir::ValueId> constant; // weights, literals and what pure ops make of them alone

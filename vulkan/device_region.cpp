@@ -1,4 +1,5 @@
 #include "vulkan/device_region.hpp"
+#include "core/half.hpp"
 #include <kiln/dtype.hpp>
 #include <kiln/error.hpp>
 #include <string>
@@ -7,11 +8,6 @@ namespace kiln::vulkan {
 
 namespace {
 
-size_t bytes_of(const ir::Function& graph, ir::ValueId value) {
-  const ir::ValueType& type = graph.type_of(value);
-  return size_t(numel_of(static_dims(type.shape))) * dtype_size(type.dtype);
-}
-
 size_t round_up(size_t bytes, size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
 
 // A constant's device copy, uploaded when made: shared through the session's weight forms.
@@ -19,28 +15,30 @@ struct DeviceConstant {
   std::shared_ptr<Buffer> buffer;
 };
 
-DeviceConstant upload_constant(Device& device, const Tensor& value, size_t bytes) {
-  DeviceConstant copy{device.allocate(bytes)};
-  device.upload(*copy.buffer, 0, value.raw_data(), bytes);
-  return copy;
+std::vector<uint16_t> to_f16(const float* data, size_t count) {
+  std::vector<uint16_t> halves(count);
+  for (size_t i = 0; i < count; ++i)
+    halves[i] = float_to_f16(data[i]);
+  return halves;
 }
 
 } // namespace
 
 DeviceRegion::DeviceRegion(std::shared_ptr<Device> device, const ir::Function& graph,
                            const std::vector<Kernel>& kernels, std::vector<ir::ValueId> inputs,
-                           std::vector<ir::ValueId> outputs, std::vector<bool> constant_inputs)
-    : device_(std::move(device)), inputs_(std::move(inputs)), outputs_(std::move(outputs)),
+                           std::vector<ir::ValueId> outputs, std::vector<bool> constant_inputs, Storage storage)
+    : device_(std::move(device)), storage_(storage), inputs_(std::move(inputs)), outputs_(std::move(outputs)),
       constant_inputs_(std::move(constant_inputs)) {
   for (size_t i = 0; i < inputs_.size(); ++i)
     if (constant_inputs_[i] && !places_.contains(inputs_[i])) {
-      const size_t bytes = bytes_of(graph, inputs_[i]);
+      const size_t bytes = stored_bytes(graph, inputs_[i]);
       constants_.push_back(device_->allocate(bytes)); // the first run uploads it unless bound
       places_[inputs_[i]] = {constants_.back().get(), 0, bytes};
     }
   place_in_arena(graph, kernels);
   for (const Kernel& kernel : kernels) {
-    kernels_.push_back(device_->kernel(kernel.kernel.glsl, kernel.bindings.size(), kernel.kernel.push.size()));
+    kernels_.push_back(
+        device_->kernel(kernel_source(kernel.kernel, storage_), kernel.bindings.size(), kernel.kernel.push.size()));
     Dispatch dispatch; // op_kernel refuses empty values, so every binding holds an element
     dispatch.kernel = kernels_.back().get();
     dispatch.push = kernel.kernel.push;
@@ -49,6 +47,11 @@ DeviceRegion::DeviceRegion(std::shared_ptr<Device> device, const ir::Function& g
     dispatch_values_.push_back(kernel.bindings);
   }
   bind_dispatches();
+}
+
+// Bytes of `value` in device memory (every device value is f32: op_kernel refuses the rest).
+size_t DeviceRegion::stored_bytes(const ir::Function& graph, ir::ValueId value) const {
+  return size_t(numel_of(static_dims(graph.type_of(value).shape))) * stored_element_bytes(storage_);
 }
 
 // Every value but the constants, live from the dispatch that makes it (inputs: from the upload
@@ -60,7 +63,7 @@ void DeviceRegion::place_in_arena(const ir::Function& graph, const std::vector<K
   std::map<ir::ValueId, exec::LiveInterval> live;
   auto use = [&](ir::ValueId v, int64_t at) {
     if (places_.contains(v)) return; // a constant
-    auto [it, fresh] = live.try_emplace(v, exec::LiveInterval{bytes_of(graph, v), at, at});
+    auto [it, fresh] = live.try_emplace(v, exec::LiveInterval{stored_bytes(graph, v), at, at});
     if (fresh) values.push_back(v);
     it->second.first = std::min(it->second.first, at);
     it->second.last = std::max(it->second.last, at);
@@ -111,11 +114,15 @@ void DeviceRegion::bind_constants(const exec::ExecutionPlan& plan, runtime::Weig
     const Tensor data = value.bound.defined() ? value.bound : plan.read_through_value(v);
     std::optional<runtime::WeightFormKey> key;
     if (value.bound_key)
-      key =
-          runtime::derived_key("vulkan.buffer", {&*value.bound_key}, "device " + std::to_string(device_->info().index));
+      key = runtime::derived_key("vulkan.buffer", {&*value.bound_key},
+                                 "device " + std::to_string(device_->info().index) +
+                                     (storage_ == Storage::f16 ? ", f16" : ""));
     Placed& place = places_.at(v);
-    const std::shared_ptr<const DeviceConstant> copy =
-        runtime::shared_form<DeviceConstant>(forms, key, [&] { return upload_constant(*device_, data, place.bytes); });
+    const std::shared_ptr<const DeviceConstant> copy = runtime::shared_form<DeviceConstant>(forms, key, [&] {
+      DeviceConstant made{device_->allocate(place.bytes)};
+      upload({made.buffer.get(), 0, place.bytes}, data.raw_data());
+      return made;
+    });
     constants_.push_back(std::shared_ptr<const Buffer>(copy, copy->buffer.get()));
     place.buffer = constants_.back().get();
   }
@@ -130,19 +137,34 @@ size_t DeviceRegion::device_bytes() const {
   return bytes;
 }
 
+void DeviceRegion::upload(const Placed& place, const void* data) const {
+  if (storage_ == Storage::f32) return device_->upload(*place.buffer, place.offset, data, place.bytes);
+  staging_ = to_f16(static_cast<const float*>(data), place.bytes / 2);
+  device_->upload(*place.buffer, place.offset, staging_.data(), place.bytes);
+}
+
+void DeviceRegion::download(const Placed& place, void* data) const {
+  if (storage_ == Storage::f32) return device_->download(*place.buffer, place.offset, data, place.bytes);
+  staging_.resize(place.bytes / 2);
+  device_->download(*place.buffer, place.offset, staging_.data(), place.bytes);
+  float* out = static_cast<float*>(data);
+  for (size_t i = 0; i < staging_.size(); ++i)
+    out[i] = f16_to_float(staging_[i]);
+}
+
 void DeviceRegion::run(std::span<const exec::View> inputs, std::span<const exec::View> outputs,
                        std::span<std::byte>) const {
   std::lock_guard lock(mutex_);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (constant_inputs_[i] && constants_uploaded_) continue;
     const Placed& place = places_.at(inputs_[i]);
-    device_->upload(*place.buffer, place.offset, inputs[i].data, place.bytes);
+    upload(place, inputs[i].data);
   }
   constants_uploaded_ = true;
   if (!dispatches_.empty()) device_->run(dispatches_);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Placed& place = places_.at(outputs_[i]);
-    device_->download(*place.buffer, place.offset, outputs[i].data, place.bytes);
+    download(place, outputs[i].data);
   }
 }
 

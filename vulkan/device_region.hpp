@@ -28,9 +28,11 @@ public:
     std::vector<ir::ValueId> bindings;
   };
   // `inputs` and `outputs` are the step's operands and results (values of `graph`) in order;
-  // `constant_inputs` says which inputs never change between calls (weights, constants).
+  // `constant_inputs` says which inputs never change between calls (weights, constants). Values
+  // are stored in device memory as `storage` says (f16: converted on upload and download).
   DeviceRegion(std::shared_ptr<Device> device, const ir::Function& graph, const std::vector<Kernel>& kernels,
-               std::vector<ir::ValueId> inputs, std::vector<ir::ValueId> outputs, std::vector<bool> constant_inputs);
+               std::vector<ir::ValueId> inputs, std::vector<ir::ValueId> outputs, std::vector<bool> constant_inputs,
+               Storage storage = Storage::f32);
 
   // Gives each constant input the device copy of its value in `plan`: a weight's (or what the plan
   // computed from weights alone) is shared through `forms` under its key, so every signature and
@@ -51,10 +53,15 @@ private:
     const Buffer* buffer = nullptr;
     size_t offset = 0, bytes = 0;
   };
+  size_t stored_bytes(const ir::Function& graph, ir::ValueId value) const;
   void place_in_arena(const ir::Function& graph, const std::vector<Kernel>& kernels);
+  // Host f32 elements to and from device memory, converted under f16 storage.
+  void upload(const Placed& place, const void* data) const;
+  void download(const Placed& place, void* data) const;
   void bind_dispatches(); // each dispatch's buffer ranges from places_
 
   std::shared_ptr<Device> device_;
+  Storage storage_;
   std::vector<ir::ValueId> inputs_, outputs_;
   std::vector<bool> constant_inputs_;
   std::map<ir::ValueId, Placed> places_; // every value it binds, uploads or downloads
@@ -66,6 +73,7 @@ private:
   std::vector<std::vector<ir::ValueId>> dispatch_values_; // each dispatch's bindings
   mutable std::mutex mutex_;
   mutable bool constants_uploaded_ = false;
+  mutable std::vector<uint16_t> staging_; // f16 storage: a value converted on the host
 };
 
 } // namespace kiln::vulkan

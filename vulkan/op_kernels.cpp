@@ -100,4 +100,13 @@ std::variant<OpKernel, std::string> fused_elementwise_kernel(const ir::Function&
   return glsl::fused_elementwise_kernel(graph, ops, inputs, outputs);
 }
 
+std::string kernel_source(const OpKernel& kernel, Storage storage) {
+  if (storage == Storage::f32) return kernel.glsl;
+  // After `#version`, before the prelude that reads it (glsl::prelude).
+  const size_t line_end = kernel.glsl.find('\n');
+  std::string source = kernel.glsl;
+  source.insert(line_end == std::string::npos ? source.size() : line_end + 1, "#define KILN_F16_STORAGE 1\n");
+  return source;
+}
+
 } // namespace kiln::vulkan

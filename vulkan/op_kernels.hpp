@@ -20,6 +20,15 @@ struct OpKernel {
   std::string implementation; // "vulkan.elementwise", "vulkan.matmul", ...: KILN_LOG=jit names it
 };
 
+// How f32 values are stored in device memory: as f32, or as f16 (an option, where the device has
+// 16-bit storage and arithmetic: KILN_ACCELERATOR_STORAGE=f16). Kernels compute in f32 either way;
+// under f16 each value is rounded to f16 where a kernel writes it.
+enum class Storage { f32, f16 };
+// Bytes of one stored f32 element.
+inline size_t stored_element_bytes(Storage storage) { return storage == Storage::f16 ? 2 : 4; }
+// The source of `kernel` for values stored as `storage` (its GLSL with the storage selected).
+std::string kernel_source(const OpKernel& kernel, Storage storage);
+
 // The device kernel for op `op` of `graph`, or why the accelerator leaves it to the CPU (an
 // unsupported dtype, attribute or kind), said in a few words: "f64 is not supported on the
 // device". Pure: compiles nothing and needs no device.

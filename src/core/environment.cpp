@@ -141,6 +141,7 @@ std::optional<JitMode> jit_mode() {
 std::optional<int64_t> promote_after() { return integer("KILN_PROMOTE_AFTER", 0, 1'000'000'000); }
 std::optional<bool> jit_async() { return boolean("KILN_JIT_ASYNC"); }
 std::optional<std::string> promote_to() { return choice("KILN_PROMOTE_TO", {"jit", "accelerator"}); }
+std::optional<std::string> accelerator_storage() { return choice("KILN_ACCELERATOR_STORAGE", {"f32", "f16"}); }
 std::optional<int64_t> cache_capacity() { return integer("KILN_CACHE_CAPACITY", 1, 1'000'000'000); }
 std::optional<int64_t> num_threads() { return integer("KILN_NUM_THREADS", 1, 4096); }
 std::optional<std::string> jit_isa() { return choice("KILN_JIT_ISA", {"avx2", "avx512"}); }
@@ -173,6 +174,7 @@ constexpr Setting kSettings[] = {
     {"KILN_MAX_TENSOR_BYTES", kRuntime, [] { max_tensor_bytes(); }},
     // The Vulkan device's index among `kiln devices` (vulkan/instance.cpp checks it is one).
     {"KILN_DEVICE", kRuntime, [] { integer("KILN_DEVICE", 0, 65535); }},
+    {"KILN_ACCELERATOR_STORAGE", kRuntime, [] { accelerator_storage(); }},
     {"KILN_DEBUG_NANS", kRuntime, [] { debug_nans(); }},
     // The tools' own, documented where users meet them (README, the scripts' headers).
     {"KILN_BUILD_DIR", "tools/build, tools/build-minimal, tools/run-demo and tools/check-workloads", nullptr},

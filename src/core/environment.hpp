@@ -34,6 +34,7 @@ std::optional<JitMode> jit_mode();                      // KILN_JIT: kiln::parse
 std::optional<int64_t> promote_after();                 // KILN_PROMOTE_AFTER: 0 or more calls
 std::optional<bool> jit_async();                        // KILN_JIT_ASYNC
 std::optional<std::string> promote_to();                // KILN_PROMOTE_TO: jit, accelerator
+std::optional<std::string> accelerator_storage();       // KILN_ACCELERATOR_STORAGE: f32, f16
 std::optional<int64_t> cache_capacity();                // KILN_CACHE_CAPACITY: signatures, 1 or more
 std::optional<int64_t> num_threads();                   // KILN_NUM_THREADS: 1 to 4096
 std::optional<std::string> jit_isa();                   // KILN_JIT_ISA: avx2, avx512

@@ -52,11 +52,12 @@ KernelOrRefusal convolution(const ir::Function& graph, const ir::Op& op) {
   body += "        for (uint kx = 0u; kx < " + U(win.kw) + "; ++kx) {\n";
   body += "          int w = int(ow * " + U(win.sw) + " + kx * " + U(win.dw) + ") - " + std::to_string(win.pw) + ";\n";
   body += "          if (w < 0 || w >= " + std::to_string(x[3]) + ") continue;\n";
-  body += "          acc += in0.v[((n * " + U(x[1]) + " + c0 + c) * " + U(x[2]) + " + uint(h)) * " + U(x[3]) +
-          " + uint(w)] * in1.v[((ch * " + U(group_in) + " + c) * " + U(win.kh) + " + ky) * " + U(win.kw) + " + kx];\n";
+  body += "          acc += K_LOAD(in0.v[((n * " + U(x[1]) + " + c0 + c) * " + U(x[2]) + " + uint(h)) * " + U(x[3]) +
+          " + uint(w)]) * K_LOAD(in1.v[((ch * " + U(group_in) + " + c) * " + U(win.kh) + " + ky) * " + U(win.kw) +
+          " + kx]);\n";
   body += "        }\n      }\n";
-  if (op.operands.size() > 2) body += "    acc += in2.v[ch];\n";
-  body += "    out0.v[i] = acc;\n";
+  if (op.operands.size() > 2) body += "    acc += K_LOAD(in2.v[ch]);\n";
+  body += "    out0.v[i] = K_STORE(acc);\n";
   return elementwise_dispatch(bindings(op), body, numel(out), "vulkan.conv");
 }
 
@@ -76,17 +77,17 @@ OpKernel pool(const ir::Function& graph, const ir::Op& op) {
           std::to_string(x[3]) + "));\n";
   body += "    float m = -K_INF, s = 0.0, c = 0.0;\n";
   body += "    for (uint h = h_begin; h < h_end; ++h)\n      for (uint w = w_begin; w < w_end; ++w) {\n";
-  body += "        float v = in0.v[plane + h * " + U(x[3]) + " + w];\n";
+  body += "        float v = K_LOAD(in0.v[plane + h * " + U(x[3]) + " + w]);\n";
   body += average ? "        k_sum_add(s, c, v);\n" : "        m = k_nan_max(m, v);\n";
   body += "      }\n";
   if (!average) {
-    body += "    out0.v[i] = m;\n";
+    body += "    out0.v[i] = K_STORE(m);\n";
     return elementwise_dispatch(bindings(op), body, numel(out), "vulkan.pool");
   }
   const bool include_pad = ir::params_of<ir::AvgPoolParams>(op).count_include_pad;
   body += include_pad ? "    float count = " + float_literal(double(p.kernel[0] * p.kernel[1])) + ";\n"
                       : "    float count = float((h_end - h_begin) * (w_end - w_begin));\n";
-  body += "    precise float y = k_sum(s, c) / count;\n    out0.v[i] = y;\n";
+  body += "    precise float y = k_sum(s, c) / count;\n    out0.v[i] = K_STORE(y);\n";
   return elementwise_dispatch(bindings(op), body, numel(out), "vulkan.pool");
 }
 
@@ -104,8 +105,8 @@ OpKernel adaptive_pool(const ir::Function& graph, const ir::Op& op) {
   // where a compensated sum would keep the small term or make inf - inf.
   body += "    precise float s = 0.0;\n";
   body += "    for (uint h = h0; h < h1; ++h)\n      for (uint w = w0; w < w1; ++w)\n";
-  body += "        s += in0.v[plane + h * " + U(x[3]) + " + w];\n";
-  body += "    precise float y = s / float((h1 - h0) * (w1 - w0));\n    out0.v[i] = y;\n";
+  body += "        s += K_LOAD(in0.v[plane + h * " + U(x[3]) + " + w]);\n";
+  body += "    precise float y = s / float((h1 - h0) * (w1 - w0));\n    out0.v[i] = K_STORE(y);\n";
   return elementwise_dispatch(bindings(op), body, numel(out), "vulkan.pool");
 }
 

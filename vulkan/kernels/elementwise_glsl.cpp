@@ -126,9 +126,9 @@ OpKernel broadcast_kernel(const ir::Function& graph, const ir::Op& op, const std
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string index = "index" + std::to_string(i);
     declarations += broadcast_index_function(index, out, dims_of(graph, op.operands[i]));
-    body += "    float " + names[i] + " = in" + std::to_string(i) + ".v[" + index + "(i)];\n";
+    body += "    float " + names[i] + " = " + load("in" + std::to_string(i), index + "(i)") + ";\n";
   }
-  body += "    precise float y = " + expression + ";\n    out0.v[i] = y;\n";
+  body += "    precise float y = " + expression + ";\n    " + store("out0", "i", "y");
   return elementwise_dispatch(declarations, body, numel(out), "vulkan.elementwise");
 }
 
@@ -146,8 +146,7 @@ KernelOrRefusal fused_elementwise_kernel(const ir::Function& graph, std::span<co
   std::string declarations;
   int binding = 0;
   auto buffer = [&](const char* access, const std::string& name) {
-    declarations += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") " + access + " buffer B" +
-                    std::to_string(binding) + " { float v[]; } " + name + ";\n";
+    declarations += storage_buffer(binding, access, "K_FLOAT", name);
     ++binding;
   };
   std::map<ir::ValueId, std::string> variable; // what each value is called in the kernel
@@ -156,7 +155,7 @@ KernelOrRefusal fused_elementwise_kernel(const ir::Function& graph, std::span<co
     const std::string n = std::to_string(i);
     buffer("readonly", "in" + n);
     declarations += broadcast_index_function("index" + n, space, dims_of(graph, inputs[i]));
-    body += "    float v" + std::to_string(inputs[i]) + " = in" + n + ".v[index" + n + "(i)];\n";
+    body += "    float v" + std::to_string(inputs[i]) + " = " + load("in" + n, "index" + n + "(i)") + ";\n";
     variable[inputs[i]] = "v" + std::to_string(inputs[i]);
   }
   for (size_t j = 0; j < outputs.size(); ++j)
@@ -179,7 +178,7 @@ KernelOrRefusal fused_elementwise_kernel(const ir::Function& graph, std::span<co
     variable[op.results[0]] = result;
   }
   for (size_t j = 0; j < outputs.size(); ++j)
-    body += "    out" + std::to_string(j) + ".v[i] = " + variable.at(outputs[j]) + ";\n";
+    body += "    " + store("out" + std::to_string(j), "i", variable.at(outputs[j]));
   return elementwise_dispatch(declarations, body, numel(space), "vulkan.fused");
 }
 

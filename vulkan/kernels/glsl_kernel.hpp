@@ -34,13 +34,23 @@ std::string unsupported(const ir::Op& op);
 // workgroup size, and the helpers every kernel may use (k_isnan, k_nan_max, ...).
 std::string prelude(uint32_t local_x, uint32_t local_y = 1);
 // One storage buffer per operand (readonly, named in0, in1, ... with member v) then per result
-// (writeonly, out0, ...), of `element` ("float", or "uint" for copies that must keep every bit).
-std::string bindings(const ir::Op& op, const char* element = "float");
+// (writeonly, out0, ...), of `element` ("K_FLOAT", or "K_BITS" for copies that must keep every
+// bit): the prelude makes them f32 and uint, or f16 and uint16_t under KILN_F16_STORAGE.
+std::string bindings(const ir::Op& op, const char* element = "K_FLOAT");
+// One such buffer: binding `binding`, "readonly" or "writeonly", named `name`.
+std::string storage_buffer(int binding, const char* access, const char* element, const std::string& name);
+// Element `index` of K_FLOAT buffer `buffer` as an f32 expression, and the statement that writes
+// the f32 expression `value` there (rounded to f16 under KILN_F16_STORAGE).
+std::string load(const std::string& buffer, const std::string& index);
+std::string store(const std::string& buffer, const std::string& index, const std::string& value);
 
 // An exact GLSL f32 literal for `value` rounded to f32 (infinities and NaN as bit patterns).
 std::string float_literal(double value);
-// The f32 bits of `value` as a GLSL uint literal: what copies write as a fill value.
+// The f32 bits of `value` as a GLSL uint literal.
 std::string float_bits_literal(double value);
+// `value` as the K_BITS a copy writes as a fill value: its f32 bits, or its f16 bits under
+// KILN_F16_STORAGE.
+std::string fill_literal(double value);
 std::string uint_literal(int64_t value);
 
 // GLSL `uint NAME(uint i)`: the offset into an operand of dims `in` of element i (row-major) of a

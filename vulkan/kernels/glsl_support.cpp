@@ -1,3 +1,4 @@
+#include "core/half.hpp"
 #include "ir/ops.hpp"
 #include "vulkan/kernels/glsl_kernel.hpp"
 #include <algorithm>
@@ -53,6 +54,24 @@ std::string unsupported(const ir::Op& op) {
 std::string prelude(uint32_t local_x, uint32_t local_y) {
   std::string s = R"(#version 450
 #extension GL_EXT_spirv_intrinsics : require
+// Storage of f32 values: f32, or f16 where the region asks (KILN_F16_STORAGE, defined before this
+// by the device region). Kernels compute in f32 either way: every float read goes through K_LOAD
+// and every float write through K_STORE; bit copies move K_BITS and write fills as K_FILL.
+#ifdef KILN_F16_STORAGE
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define K_FLOAT float16_t
+#define K_BITS uint16_t
+#define K_LOAD(x) float(x)
+#define K_STORE(x) float16_t(x)
+#define K_FILL(bits32, bits16) uint16_t(bits16)
+#else
+#define K_FLOAT float
+#define K_BITS uint
+#define K_LOAD(x) (x)
+#define K_STORE(x) (x)
+#define K_FILL(bits32, bits16) (bits32)
+#endif
 // SignedZeroInfNanPreserve (4461) for 32-bit floats: the compiler keeps -0, infinities and NaN as
 // the interpreter does instead of assuming them away.
 spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4466], 4461, 32);
@@ -83,12 +102,24 @@ float k_sum(float s, float c) { return k_abs(s) < K_INF ? s + c : s; }
   return s;
 }
 
+std::string storage_buffer(int binding, const char* access, const char* element, const std::string& name) {
+  return "layout(std430, set = 0, binding = " + std::to_string(binding) + ") " + access + " buffer B" +
+         std::to_string(binding) + " { " + element + " v[]; } " + name + ";\n";
+}
+
+std::string load(const std::string& buffer, const std::string& index) {
+  return "K_LOAD(" + buffer + ".v[" + index + "])";
+}
+
+std::string store(const std::string& buffer, const std::string& index, const std::string& value) {
+  return buffer + ".v[" + index + "] = K_STORE(" + value + ");\n";
+}
+
 std::string bindings(const ir::Op& op, const char* element) {
   std::string s;
   int binding = 0;
   auto add = [&](const char* access, const std::string& name) {
-    s += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") " + access + " buffer B" +
-         std::to_string(binding) + " { " + element + " v[]; } " + name + ";\n";
+    s += storage_buffer(binding, access, element, name);
     ++binding;
   };
   for (size_t i = 0; i < op.operands.size(); ++i)
@@ -111,6 +142,13 @@ std::string float_literal(double value) {
 std::string float_bits_literal(double value) {
   char text[16];
   std::snprintf(text, sizeof text, "0x%08xu", std::bit_cast<uint32_t>(float(value)));
+  return text;
+}
+
+std::string fill_literal(double value) {
+  char text[48];
+  std::snprintf(text, sizeof text, "K_FILL(0x%08xu, 0x%04xu)", std::bit_cast<uint32_t>(float(value)),
+                unsigned(float_to_f16(float(value))));
   return text;
 }
 

@@ -22,9 +22,9 @@ KernelOrRefusal matmul_kernel(const ir::Function& graph, const ir::Op& op) {
   body += "    uint a_at = a_matrix(batch) * " + U(m * k) + " + row * " + U(k) + ";\n";
   body += "    uint b_at = b_matrix(batch) * " + U(k * n) + " + col;\n";
   body += "    float acc = 0.0;\n";
-  body +=
-      "    for (uint j = 0u; j < " + U(k) + "; ++j)\n      acc += in0.v[a_at + j] * in1.v[b_at + j * " + U(n) + "];\n";
-  body += "    out0.v[i] = acc;\n";
+  body += "    for (uint j = 0u; j < " + U(k) +
+          "; ++j)\n      acc += K_LOAD(in0.v[a_at + j]) * K_LOAD(in1.v[b_at + j * " + U(n) + "]);\n";
+  body += "    " + store("out0", "i", "acc");
   return elementwise_dispatch(declarations, body, numel(out), "vulkan.matmul");
 }
 

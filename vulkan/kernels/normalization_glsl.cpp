@@ -25,16 +25,16 @@ OpKernel softmax(const ir::Function& graph, const ir::Op& op) {
   const int64_t outer = product(dims, 0, axis), size = dims[axis], inner = product(dims, axis + 1, dims.size());
   const auto U = uint_literal;
   const std::string loop = "    for (uint b = 0u; b < " + U(size) + "; ++b) {\n      uint at = base + b * " + U(inner) +
-                           ";\n      float x = in0.v[at];\n";
+                           ";\n      float x = K_LOAD(in0.v[at]);\n";
   std::string body = "    uint base = (i / " + U(inner) + ") * " + U(size * inner) + " + i % " + U(inner) + ";\n";
-  body += "    float m = in0.v[base];\n" + loop + "      m = k_nan_max(m, x);\n    }\n";
+  body += "    float m = K_LOAD(in0.v[base]);\n" + loop + "      m = k_nan_max(m, x);\n    }\n";
   body += "    float s = 0.0, c = 0.0;\n" + loop + "      k_sum_add(s, c, k_exp(x - m, 0.0));\n    }\n";
   if (op.kind == OpKind::softmax)
     body += "    precise float scale = 1.0 / k_sum(s, c);\n" + loop +
-            "      precise float y = k_exp(x - m, 0.0) * scale;\n      out0.v[at] = y;\n    }\n";
+            "      precise float y = k_exp(x - m, 0.0) * scale;\n      out0.v[at] = K_STORE(y);\n    }\n";
   else
     body += "    float log_sum = k_log(k_sum(s, c));\n" + loop +
-            "      precise float y = (x - m) - log_sum;\n      out0.v[at] = y;\n    }\n";
+            "      precise float y = (x - m) - log_sum;\n      out0.v[at] = K_STORE(y);\n    }\n";
   return elementwise_dispatch(bindings(op) + math_library(), body, outer * inner, "vulkan.softmax");
 }
 
@@ -43,9 +43,9 @@ OpKernel softmax(const ir::Function& graph, const ir::Op& op) {
 std::string mean_and_inv_std(int64_t count, double eps) {
   const std::string n = uint_literal(count), c = float_literal(double(count));
   std::string s = "    float s = 0.0, c = 0.0;\n    for (uint f = 0u; f < " + n + "; ++f)\n";
-  s += "      k_sum_add(s, c, in0.v[base + f]);\n    precise float mean = k_sum(s, c) / " + c + ";\n";
+  s += "      k_sum_add(s, c, K_LOAD(in0.v[base + f]));\n    precise float mean = k_sum(s, c) / " + c + ";\n";
   s += "    s = 0.0;\n    c = 0.0;\n    for (uint f = 0u; f < " + n + "; ++f) {\n";
-  s += "      precise float d = in0.v[base + f] - mean;\n      k_sum_add(s, c, d * d);\n    }\n";
+  s += "      precise float d = K_LOAD(in0.v[base + f]) - mean;\n      k_sum_add(s, c, d * d);\n    }\n";
   s += "    precise float inv_std = 1.0 / sqrt(k_sum(s, c) / " + c + " + " + float_literal(eps) + ");\n";
   return s;
 }
@@ -60,18 +60,18 @@ OpKernel row_norm(const ir::Function& graph, const ir::Op& op) {
   std::string body = "    uint base = i * " + n + ";\n";
   if (op.kind == OpKind::layer_norm) {
     body += mean_and_inv_std(features, p.eps);
-    body +=
-        "    for (uint f = 0u; f < " + n + "; ++f) {\n      precise float y = (in0.v[base + f] - mean) * inv_std;\n";
+    body += "    for (uint f = 0u; f < " + n +
+            "; ++f) {\n      precise float y = (K_LOAD(in0.v[base + f]) - mean) * inv_std;\n";
   } else {
     body += "    float s = 0.0, c = 0.0;\n    for (uint f = 0u; f < " + n + "; ++f) {\n";
-    body += "      float x = in0.v[base + f];\n      k_sum_add(s, c, x * x);\n    }\n";
+    body += "      float x = K_LOAD(in0.v[base + f]);\n      k_sum_add(s, c, x * x);\n    }\n";
     body += "    precise float inv_rms = 1.0 / sqrt(k_sum(s, c) / " + float_literal(double(features)) + " + " +
             float_literal(p.eps) + ");\n";
-    body += "    for (uint f = 0u; f < " + n + "; ++f) {\n      precise float y = in0.v[base + f] * inv_rms;\n";
+    body += "    for (uint f = 0u; f < " + n + "; ++f) {\n      precise float y = K_LOAD(in0.v[base + f]) * inv_rms;\n";
   }
-  if (weight) body += "      y *= in1.v[f];\n";
-  if (bias) body += "      y += in2.v[f];\n";
-  body += "      out0.v[base + f] = y;\n    }\n";
+  if (weight) body += "      y *= K_LOAD(in1.v[f]);\n";
+  if (bias) body += "      y += K_LOAD(in2.v[f]);\n";
+  body += "      out0.v[base + f] = K_STORE(y);\n    }\n";
   return elementwise_dispatch(bindings(op), body, rows,
                               op.kind == OpKind::layer_norm ? "vulkan.layer_norm" : "vulkan.rms_norm");
 }
@@ -82,11 +82,11 @@ OpKernel batch_norm(const ir::Function& graph, const ir::Op& op) {
   const int64_t channels = dims.size() > 1 ? dims[1] : 1, plane = product(dims, 2, dims.size());
   const double eps = ir::params_of<ir::BatchNormParams>(op).eps;
   std::string body = "    uint ch = (i / " + uint_literal(plane) + ") % " + uint_literal(channels) + ";\n";
-  body += "    precise float scale = " + std::string(op.operands.size() > 3 ? "in3.v[ch]" : "1.0") +
-          " / sqrt(in2.v[ch] + " + float_literal(eps) + ");\n";
-  body += "    precise float shift = " + std::string(op.operands.size() > 4 ? "in4.v[ch]" : "0.0") +
-          " - in1.v[ch] * scale;\n";
-  body += "    precise float y = in0.v[i] * scale + shift;\n    out0.v[i] = y;\n";
+  body += "    precise float scale = " + std::string(op.operands.size() > 3 ? "K_LOAD(in3.v[ch])" : "1.0") +
+          " / sqrt(K_LOAD(in2.v[ch]) + " + float_literal(eps) + ");\n";
+  body += "    precise float shift = " + std::string(op.operands.size() > 4 ? "K_LOAD(in4.v[ch])" : "0.0") +
+          " - K_LOAD(in1.v[ch]) * scale;\n";
+  body += "    precise float y = K_LOAD(in0.v[i]) * scale + shift;\n    out0.v[i] = K_STORE(y);\n";
   return elementwise_dispatch(bindings(op), body, numel(dims), "vulkan.batch_norm");
 }
 
@@ -101,10 +101,10 @@ KernelOrRefusal group_norm(const ir::Function& graph, const ir::Op& op) {
   body += "    uint first_channel = (i % " + uint_literal(p.groups) + ") * " + uint_literal(group_channels) + ";\n";
   body += "    for (uint f = 0u; f < " + uint_literal(size) + "; ++f) {\n";
   body += "      uint ch = first_channel + f / " + uint_literal(plane) + ";\n";
-  body += "      precise float y = (in0.v[base + f] - mean) * inv_std;\n";
-  if (op.operands.size() > 1) body += "      y *= in1.v[ch];\n";
-  if (op.operands.size() > 2) body += "      y += in2.v[ch];\n";
-  body += "      out0.v[base + f] = y;\n    }\n";
+  body += "      precise float y = (K_LOAD(in0.v[base + f]) - mean) * inv_std;\n";
+  if (op.operands.size() > 1) body += "      y *= K_LOAD(in1.v[ch]);\n";
+  if (op.operands.size() > 2) body += "      y += K_LOAD(in2.v[ch]);\n";
+  body += "      out0.v[base + f] = K_STORE(y);\n    }\n";
   return elementwise_dispatch(bindings(op), body, dims[0] * p.groups, "vulkan.group_norm");
 }
 

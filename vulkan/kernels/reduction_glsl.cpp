@@ -32,7 +32,7 @@ ReducedAxes split_axes(const std::vector<int64_t>& dims, const std::vector<int64
 // The loop over the reduced elements of result i: `step` runs on each `x`, from `base`.
 std::string over_reduced(const ReducedAxes& r, const std::string& step) {
   return "    for (uint r = 0u; r < " + uint_literal(numel(r.reduced_dims)) + "; ++r) {\n      uint at = base;\n" +
-         strided_offset(r.reduced_dims, r.reduced_strides, "r", "at") + "      float x = in0.v[at];\n" + step +
+         strided_offset(r.reduced_dims, r.reduced_strides, "r", "at") + "      float x = K_LOAD(in0.v[at]);\n" + step +
          "    }\n";
 }
 
@@ -63,7 +63,7 @@ KernelOrRefusal reduction_kernel(const ir::Function& graph, const ir::Op& op) {
   case OpKind::reduce_max:
   case OpKind::reduce_min: {
     const std::string combine = op.kind == OpKind::reduce_max ? "k_nan_max" : "k_nan_min";
-    body += "    float y = in0.v[base];\n" + over_reduced(r, "      y = " + combine + "(y, x);\n");
+    body += "    float y = K_LOAD(in0.v[base]);\n" + over_reduced(r, "      y = " + combine + "(y, x);\n");
     break;
   }
   case OpKind::reduce_prod: body += "    precise float y = 1.0;\n" + over_reduced(r, "      y *= x;\n"); break;
@@ -81,7 +81,7 @@ KernelOrRefusal reduction_kernel(const ir::Function& graph, const ir::Op& op) {
   }
   default: return unsupported(op);
   }
-  body += "    out0.v[i] = y;\n";
+  body += "    out0.v[i] = K_STORE(y);\n";
   return elementwise_dispatch(bindings(op), body, numel(dims_of(graph, op.results[0])), "vulkan.reduction");
 }
 

@@ -1,4 +1,5 @@
-// The shape ops as copies through uint buffers, so every bit (NaN payloads, -0, denormals on a
+// The shape ops as copies through K_BITS buffers (uint, uint16_t under f16 storage), so every bit
+// (NaN payloads, -0, denormals on a
 // device that flushes them in arithmetic) arrives as the interpreter's memcpy leaves it: reshape,
 // squeeze, unsqueeze, transpose, broadcast_to, slice, concat, split, pad (constant) and tril/triu.
 #include "ir/ops.hpp"
@@ -14,7 +15,7 @@ using ir::OpKind;
 const auto U = uint_literal;
 
 OpKernel copy_kernel(const ir::Op& op, const std::string& declarations, const std::string& body, int64_t count) {
-  return elementwise_dispatch(bindings(op, "uint") + declarations, body, count, "vulkan.copy");
+  return elementwise_dispatch(bindings(op, "K_BITS") + declarations, body, count, "vulkan.copy");
 }
 
 // out[i] = in[offset of i], the offset a strided walk of the result's dims from `base`.
@@ -89,7 +90,7 @@ OpKernel pad(const ir::Function& graph, const ir::Op& op) {
     body += "      inside = inside && c >= " + U(lo) + " && c < " + U(lo + in[d]) + ";\n";
     body += "      at += (c - " + U(lo) + ") * " + U(in_strides[d]) + ";\n    }\n";
   }
-  body += "    out0.v[i] = inside ? in0.v[at] : " + float_bits_literal(p.value) + ";\n";
+  body += "    out0.v[i] = inside ? in0.v[at] : " + fill_literal(p.value) + ";\n";
   return copy_kernel(op, "", body, numel(out));
 }
 
@@ -101,7 +102,7 @@ OpKernel triangle(const ir::Function& graph, const ir::Op& op) {
   const int64_t diagonal = std::clamp(ir::params_of<ir::DiagonalParams>(op).diagonal, -rows, cols);
   const std::string kept = op.kind == OpKind::tril ? " <= " : " >= ";
   std::string body = "    int offset = int(i % " + U(cols) + ") - int((i / " + U(cols) + ") % " + U(rows) + ");\n";
-  body += "    out0.v[i] = offset" + kept + "(" + std::to_string(diagonal) + ") ? in0.v[i] : 0u;\n";
+  body += "    out0.v[i] = offset" + kept + "(" + std::to_string(diagonal) + ") ? in0.v[i] : K_FILL(0u, 0u);\n";
   return copy_kernel(op, "", body, numel(dims));
 }
 
