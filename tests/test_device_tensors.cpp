@@ -194,6 +194,17 @@ TEST_CASE("a device-input callable returns device tensors equal to the interpret
   CHECK(stats[0].calls_per_tier.at("accelerator") >= 1);
 }
 
+TEST_CASE("the debugging tools refuse a device-input callable rather than read device memory") {
+  if (!have_device()) return;
+  auto f = compile(scaled_relu, {.session = std::make_shared<Session>(TierPolicy{JitMode::off})})(
+      TensorLayout(DType::f32, {4}, Accelerator()), TensorLayout(DType::f32, {4}, Accelerator()));
+  const Tensor x = Tensor::ones({4}).to(Accelerator());
+  const std::string message = message_of([&] { debug::compare_tiers(f, {x, x}); });
+  CHECK(message.find("takes tensors on accelerator:0: compare_tiers and the stepper take host tensors") !=
+        std::string::npos);
+  CHECK(message_of([&] { debug::Stepper(f, {x, x}); }).find("take host tensors") != std::string::npos);
+}
+
 TEST_CASE("a host-input callable promoted to the accelerator still returns host tensors") {
   if (!have_device()) return;
   TierPolicy policy{JitMode::always, 0, false};

@@ -626,6 +626,10 @@ TreeLeaves CallableCore::tensor_arguments(const std::vector<Tensor>& tensors) co
 void CallableCore::inspect_signature(const TreeLeaves& args, const std::vector<Tensor>& tensors,
                                      const SignatureInspector& inspect) const {
   const State& s = *state_;
+  if (s.inputs_device) // the tools run their executables on the arguments as given
+    throw Error(ErrorKind::unsupported, "@" + s.module->name + " takes tensors on " + s.inputs_device->to_string() +
+                                            ": compare_tiers and the stepper take host tensors; compile it for host "
+                                            "inputs and pass .to(CPU()) copies");
   const std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
   ir::InlinedCalls calls;
   auto graph = std::make_shared<const ir::Function>(ir::specialize(*s.optimized, types, &calls));
