@@ -247,6 +247,6 @@ TEST_CASE("graph names and devices are validated") {
           stage([](Tensor x) { return x; }, {.name = "bad name"})(TensorLayout(DType::f32, {2}));
         }).find("graph name 'bad name'") != std::string::npos);
   CHECK(message_of([] {
-          stage([](Tensor x) { return x; })(TensorLayout(DType::f32, {2}, Accelerator()));
-        }).find("device accelerator:0 is not supported") != std::string::npos);
+          stage([](Tensor x) { return x; })(TensorLayout(DType::f32, {2}, CPU(1)));
+        }).find("device cpu:1 is not supported") != std::string::npos);
 }

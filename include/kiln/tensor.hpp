@@ -16,7 +16,10 @@ struct TensorImpl;
 struct ValuesAndIndices;
 
 // A tensor handle. Either concrete (contiguous, 64-byte aligned, shared storage) or symbolic
-// (a value of the graph being traced). Copies share storage.
+// (a value of the graph being traced). Copies share storage. A concrete tensor lives on the host
+// unless moved with to(Accelerator()): an accelerator tensor's values stay on the device, and
+// reading them on the host (data(), item_as_double, printing values, eager ops) is a kiln::Error
+// saying to copy it back with to(CPU()) first.
 class Tensor {
 public:
   Tensor() = default;
@@ -55,6 +58,12 @@ public:
   Dim dim_of(int64_t axis) const;
   int64_t numel() const;
   size_t nbytes() const;
+  // Where the values live: cpu:0, or the accelerator for a tensor moved there with to(Device).
+  Device device() const;
+  // A copy on `device` (an upload or a download), or this tensor itself when it is already there,
+  // as torch's to(device). kiln::Error(unsupported) saying what is missing where the device is not
+  // there (see Accelerator()).
+  Tensor to(Device device) const;
 
   void* raw_data();
   const void* raw_data() const;
@@ -68,9 +77,10 @@ public:
   }
   // Element i (flat, C order) converted to double, for any dtype.
   double item_as_double(int64_t i = 0) const;
-  // A deep copy with its own storage.
+  // A deep copy with its own storage, on this tensor's device.
   Tensor clone() const;
-  // Copies this tensor's values into an existing concrete tensor of the same shape and dtype.
+  // Copies this tensor's values into an existing concrete tensor of the same shape and dtype, on
+  // any device (an upload or a download where the two differ).
   void copy_to(Tensor& dst) const;
   // True when both handles share the same implementation object.
   bool same_as(const Tensor& other) const { return impl_ == other.impl_; }

@@ -6,7 +6,7 @@ import os as _os
 
 from . import _kiln
 from ._kiln import has_accelerator_tier, has_jit
-from ._kiln import (CPU, BufferLayout, Device, Dim, DType, Error, Session, StagedGraph, Tensor, TensorLayout,
+from ._kiln import (CPU, Accelerator, BufferLayout, Device, Dim, DType, Error, Session, StagedGraph, Tensor, TensorLayout,
                     ValuesAndIndices, from_dlpack, load_npy, load_safetensors, load_staged, parse_staged, save_npy,
                     save_safetensors)
 from . import functional
@@ -35,7 +35,7 @@ def accelerator_unavailable_reason():
 
 _kiln._set_package_dir(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
-__all__ = ["accelerator_count", "accelerator_unavailable_reason", "devices", "CPU", "BufferLayout", "CompiledModule", "Device", "Dim", "DType", "Error", "JitFunction", "debug", "Session",
+__all__ = ["Accelerator", "accelerator_count", "accelerator_unavailable_reason", "devices", "CPU", "BufferLayout", "CompiledModule", "Device", "Dim", "DType", "Error", "JitFunction", "debug", "Session",
            "StagedGraph", "Tensor", "TensorLayout", "ValuesAndIndices", "compilation", "compile", "from_dlpack",
            "functional", "load_npy", "load_safetensors", "load_staged", "nn", "parse_staged", "save_npy",
            "save_safetensors"]

@@ -52,8 +52,17 @@ struct Exported {
   DLManagedTensor managed{};
 };
 
+// numpy and DLPack share host memory only: an accelerator tensor's values are copied on request.
+void require_host(const Tensor& t, const std::string& what) {
+  if (t.is_concrete() && t.device().kind != DeviceKind::cpu)
+    throw Error(ErrorKind::unsupported, what + " of a tensor on " + t.device().to_string() +
+                                            ": its values are on the device; copy them to the host with "
+                                            "t.to(kiln.CPU()) first");
+}
+
 py::capsule to_dlpack(const Tensor& t) {
   if (!t.is_concrete()) throw Error(ErrorKind::spec, "__dlpack__: a symbolic tensor has no memory to share");
+  require_host(t, "__dlpack__");
   auto* state = new Exported{t, t.dims(), {}};
   DLTensor& dl = state->managed.dl_tensor;
   dl.data = const_cast<void*>(t.raw_data());
@@ -120,6 +129,7 @@ std::string buffer_format(DType dtype) {
 
 py::buffer_info buffer_of(Tensor& t) {
   if (!t.is_concrete()) throw Error(ErrorKind::spec, "a symbolic tensor has no memory to view");
+  require_host(t, "the buffer protocol (numpy)");
   std::vector<py::ssize_t> dims, strides;
   const std::vector<int64_t> d = t.dims();
   py::ssize_t stride = py::ssize_t(dtype_size(t.dtype()));
@@ -130,6 +140,21 @@ py::buffer_info buffer_of(Tensor& t) {
   dims.assign(d.begin(), d.end());
   return py::buffer_info(t.raw_data(), py::ssize_t(dtype_size(t.dtype())), buffer_format(t.dtype()),
                          py::ssize_t(d.size()), dims, strides);
+}
+
+// pybind11 2.10 calls a buffer getter without catching: an error there (an accelerator tensor, a
+// bf16 one) would end the process. This slot raises it as the Python exception (kiln.Error).
+int get_buffer_or_raise(PyObject* obj, Py_buffer* view, int flags) {
+  try {
+    return py::detail::pybind11_getbuffer(obj, view, flags);
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    if (!py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators))
+      PyErr_SetString(PyExc_BufferError, "kiln.Tensor: its buffer cannot be exported");
+  }
+  if (view) view->obj = nullptr;
+  return -1;
 }
 
 std::vector<int64_t> dims_from_py(const py::handle& dims) { return static_dims(shape_from_py(dims)); }
@@ -177,15 +202,21 @@ void bind_tensor(py::module_& m) {
            "Shares the memory of a kiln.Tensor or anything with __dlpack__; a number gives a 0-d tensor.")
       .def_buffer([](Tensor& t) { return buffer_of(t); })
       .def_static(
-          "zeros", [](const py::object& dims, DType dtype, Device) { return Tensor::zeros(dims_from_py(dims), dtype); },
+          "zeros",
+          [](const py::object& dims, DType dtype, Device device) {
+            return Tensor::zeros(dims_from_py(dims), dtype).to(device);
+          },
           py::arg("shape"), py::arg("dtype") = DType::f32, py::arg("device") = CPU())
       .def_static(
-          "ones", [](const py::object& dims, DType dtype, Device) { return Tensor::ones(dims_from_py(dims), dtype); },
+          "ones",
+          [](const py::object& dims, DType dtype, Device device) {
+            return Tensor::ones(dims_from_py(dims), dtype).to(device);
+          },
           py::arg("shape"), py::arg("dtype") = DType::f32, py::arg("device") = CPU())
       .def_static(
           "full",
-          [](const py::object& dims, double value, DType dtype, Device) {
-            return Tensor::full(dims_from_py(dims), value, dtype);
+          [](const py::object& dims, double value, DType dtype, Device device) {
+            return Tensor::full(dims_from_py(dims), value, dtype).to(device);
           },
           py::arg("shape"), py::arg("value"), py::arg("dtype") = DType::f32, py::arg("device") = CPU())
       .def_static(
@@ -201,15 +232,33 @@ void bind_tensor(py::module_& m) {
       .def_property_readonly("dtype", &Tensor::dtype)
       .def_property_readonly("rank", &Tensor::rank)
       .def_property_readonly("layout", &Tensor::layout)
-      .def_property_readonly("device", [](const Tensor&) { return CPU(); })
+      .def_property_readonly("device", &Tensor::device, "Where the values live: cpu:0, or accelerator:0 after to()")
       .def_property_readonly("is_symbolic", &Tensor::is_symbolic)
       .def("dim_of", &Tensor::dim_of, py::arg("axis"), "The dim of an axis, static or symbolic (torch's x.size(axis)).")
       .def("item", [](const Tensor& t) { return t.item_as_double(0); })
-      .def("numpy", [](const py::object& self) { return py::module_::import("numpy").attr("asarray")(self); })
+      .def("numpy",
+           [](const py::object& self) {
+             require_host(self.cast<Tensor>(), "numpy()");
+             return py::module_::import("numpy").attr("asarray")(self);
+           })
       .def("clone", &Tensor::clone)
+      // numpy makes a 0-d object array of what its buffer protocol refuses, unless __array__ says
+      // why not: an accelerator tensor, a bf16 one.
+      .def(
+          "__array__",
+          [](const py::object& self, const py::object& dtype) {
+            require_host(self.cast<Tensor>(), "numpy.asarray");
+            py::object array = py::module_::import("numpy").attr("asarray")(py::memoryview(self));
+            return dtype.is_none() ? array : array.attr("astype")(dtype);
+          },
+          py::arg("dtype") = py::none())
       .def(
           "__dlpack__", [](const Tensor& t, const py::object&) { return to_dlpack(t); }, py::arg("stream") = py::none())
-      .def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(int(kDLCPU), 0); })
+      .def("__dlpack_device__",
+           [](const Tensor& t) {
+             const bool host = t.device().kind == DeviceKind::cpu;
+             return py::make_tuple(int(host ? kDLCPU : kDLVulkan), host ? 0 : t.device().id);
+           })
       .def("__repr__", &tensor_repr)
       .def_property_readonly("T",
                              [](const Tensor& t) {
@@ -286,6 +335,7 @@ void bind_tensor(py::module_& m) {
     if (is_number(b)) return F::pow(a, scalar_from_py(b));
     return F::pow(a, tensor_from_py(b, "exponent"));
   });
+  reinterpret_cast<PyTypeObject*>(tensor.ptr())->tp_as_buffer->bf_getbuffer = &get_buffer_or_raise;
   bind_tensor_methods(m, tensor);
   tensor.attr("__hash__") = py::none();
   py::implicitly_convertible<py::object, Tensor>();

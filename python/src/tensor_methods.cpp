@@ -56,37 +56,67 @@ Tensor clamp(const Tensor& x, const py::object& lo, const py::object& hi) {
   return x.clamp(tensor_from_py(lo, "clamp min"), tensor_from_py(hi, "clamp max"));
 }
 
-// The dtype of torch's to(...): a kiln.DType, a torch dtype by name, or another tensor's dtype;
-// a device ("cpu", kiln.CPU()) is accepted and changes nothing, kiln running on the CPU.
-std::optional<DType> dtype_of_to_argument(const py::handle& arg) {
-  if (py::isinstance<DType>(arg)) return arg.cast<DType>();
-  if (py::isinstance<Tensor>(arg)) return arg.cast<Tensor>().dtype();
-  if (py::isinstance<Device>(arg)) return std::nullopt;
+// What torch's to(...) asks for: a dtype (a kiln.DType, a torch dtype by name), a device (a
+// kiln.Device, "cpu", "accelerator" or "accelerator:N"), or another tensor's dtype and device.
+struct ToTarget {
+  std::optional<DType> dtype;
+  std::optional<Device> device;
+};
+
+void read_to_argument(const py::handle& arg, ToTarget& target) {
+  if (py::isinstance<DType>(arg)) {
+    target.dtype = arg.cast<DType>();
+    return;
+  }
+  if (py::isinstance<Tensor>(arg)) {
+    target.dtype = arg.cast<Tensor>().dtype();
+    target.device = arg.cast<Tensor>().device();
+    return;
+  }
+  if (py::isinstance<Device>(arg)) {
+    target.device = arg.cast<Device>();
+    return;
+  }
   const std::string text = py::str(arg);
-  if (text == "cpu" || text.starts_with("cpu:")) return std::nullopt;
+  if (text == "cpu" || text == "cpu:0") {
+    target.device = CPU();
+    return;
+  }
+  if (text == "accelerator" || text.starts_with("accelerator:")) {
+    target.device = Accelerator(text == "accelerator" ? 0 : std::stoi(text.substr(12)));
+    return;
+  }
   static const std::pair<const char*, DType> torch_names[] = {
       {"torch.float32", DType::f32},   {"torch.float64", DType::f64}, {"torch.float16", DType::f16},
       {"torch.bfloat16", DType::bf16}, {"torch.int8", DType::i8},     {"torch.int32", DType::i32},
       {"torch.int64", DType::i64},     {"torch.uint8", DType::u8},    {"torch.bool", DType::boolean},
   };
   for (const auto& [name, dtype] : torch_names)
-    if (text == name) return dtype;
+    if (text == name) {
+      target.dtype = dtype;
+      return;
+    }
   throw Error(ErrorKind::spec, "Tensor.to: expected a kiln.DType, a device or a tensor, got " + text);
 }
 
+// A cast runs on the host: before an upload, after a download.
 Tensor to(const Tensor& x, const py::args& args, const py::kwargs& kwargs) {
-  std::optional<DType> dtype;
+  ToTarget target;
   for (const py::handle& arg : args)
-    if (std::optional<DType> d = dtype_of_to_argument(arg)) dtype = d;
+    read_to_argument(arg, target);
   for (const auto& [key, value] : kwargs) {
     const std::string name = py::str(key);
     if (name == "dtype" || name == "device" || name == "other") {
-      if (std::optional<DType> d = dtype_of_to_argument(value)) dtype = d;
+      read_to_argument(value, target);
     } else if (name != "non_blocking" && name != "copy") {
       throw Error(ErrorKind::spec, "Tensor.to: unexpected keyword '" + name + "'");
     }
   }
-  return dtype && *dtype != x.dtype() ? LOCATED(x.to(*dtype)) : x;
+  Tensor out = x;
+  if (target.device && target.device->kind == DeviceKind::cpu) out = out.to(*target.device);
+  if (target.dtype && *target.dtype != out.dtype()) out = LOCATED(out.to(*target.dtype));
+  if (target.device) out = out.to(*target.device);
+  return out;
 }
 
 // x + 2 and x.add(2) alike: numbers promote as torch's Python scalars.

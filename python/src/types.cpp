@@ -102,7 +102,10 @@ void bind_types(py::module_& m) {
       .def_property_readonly("id", [](const Device& d) { return d.id; })
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
       .def("__repr__", [](const Device& d) { return d.to_string(); });
-  m.def("CPU", &CPU, py::arg("id") = 0, "The host CPU, the one device kiln runs on.");
+  m.def("CPU", &CPU, py::arg("id") = 0, "The host CPU (cpu:0).");
+  m.def("Accelerator", &Accelerator, py::arg("id") = 0,
+        "The accelerator (accelerator:0, the Vulkan device kiln.devices() lists and KILN_DEVICE picks); "
+        "kiln.Error saying what is missing where there is none.");
 
   py::class_<Dim>(m, "Dim", "A static size or a symbolic dim: a name or an expression such as batch*6.")
       .def(py::init<int64_t>())

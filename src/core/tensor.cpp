@@ -172,6 +172,10 @@ size_t Tensor::nbytes() const { return size_t(numel()) * dtype_size(dtype()); }
 
 void* Tensor::raw_data() {
   if (!is_concrete()) throw Error(ErrorKind::spec, "data() of a symbolic tensor: it has no values while tracing");
+  if (impl_->layout.device.kind != DeviceKind::cpu)
+    throw Error(ErrorKind::spec, "data() of a tensor on " + impl_->layout.device.to_string() +
+                                     ": its values are on the device, not readable on the host; copy it with "
+                                     ".to(CPU()) first");
   return impl_->data;
 }
 const void* Tensor::raw_data() const { return const_cast<Tensor*>(this)->raw_data(); }
@@ -197,19 +201,6 @@ double Tensor::item_as_double(int64_t i) const {
   case DType::boolean: return static_cast<const bool*>(p)[i] ? 1.0 : 0.0;
   }
   return 0.0;
-}
-
-Tensor Tensor::clone() const {
-  Tensor t = empty(dims(), dtype());
-  if (nbytes()) std::memcpy(t.raw_data(), raw_data(), nbytes());
-  return t;
-}
-
-void Tensor::copy_to(Tensor& dst) const {
-  if (dst.dtype() != dtype() || dst.dims() != dims())
-    throw Error(ErrorKind::shape,
-                "copy_to: destination is " + dst.layout().to_string() + ", source is " + layout().to_string());
-  if (nbytes()) std::memmove(dst.raw_data(), raw_data(), nbytes());
 }
 
 } // namespace kiln

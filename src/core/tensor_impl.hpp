@@ -15,7 +15,9 @@ protected:
 
 struct TensorImpl {
   TensorLayout layout;
-  // Concrete tensors: storage owner and the first element (64-byte aligned unless wrapped).
+  // Concrete tensors: storage owner and the first element (64-byte aligned unless wrapped). On an
+  // accelerator (layout.device), storage is the tensor's DeviceBuffer (core/device_buffer.hpp)
+  // and data is null: nothing reads device memory as host memory.
   std::shared_ptr<void> storage;
   void* data = nullptr;
   // Symbolic tensors: the graph under construction and the value id in it (an ir::ValueId, kept as

@@ -59,6 +59,8 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor) {
   const TensorLayout layout = tensor.layout();
   if (tensor.is_symbolic())
     return out << "tensor(<symbolic " << dtype_name(layout.dtype) << " " << shape_to_string(layout.shape) << ">)";
+  if (layout.device.kind != DeviceKind::cpu) // its values are on the device: to(CPU()) shows them
+    return out << "tensor(<" << layout.to_string() << ">)";
   out << "tensor(";
   if (tensor.numel() == 0) {
     out << "[]";

@@ -9,10 +9,12 @@
 #include "runtime/executable_cache.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tier_set.hpp"
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <kiln/compile.hpp>
+#include <optional>
 
 namespace kiln::detail {
 
@@ -115,9 +117,14 @@ struct CallableCore::State {
   std::span<std::byte> arena; // CompileOptions::arena: empty unless the caller lends one
   std::mutex arena_mutex;     // calls take turns on a lent arena
   bool bakes_scalars = false; // a baked leaf in the spec: call_into cannot check it
+  // The accelerator the spec puts inputs on: calls run on host copies of them, promote to the
+  // accelerator tier and return their results there. Such a callable holds no entry for the warm
+  // call, which binds host tensors only.
+  std::optional<Device> inputs_device;
 
   runtime::WeightMap bind_weights() const;
   std::vector<ir::ValueType> check_arguments(const TreeLeaves& args, std::span<const Tensor> tensors) const;
+  std::vector<Tensor> call_checked(const std::vector<ir::ValueType>& types, std::span<const Tensor> tensors);
   TreeLeaves spec_arguments(std::span<const Tensor> tensors) const;
   std::string describe_miss(const SignatureKey& signature);
   std::shared_ptr<CacheEntry> build_entry(const std::vector<ir::ValueType>& types, const std::string& text) const;
@@ -140,14 +147,15 @@ struct CallableCore::State {
   void run(CacheEntry& entry, std::span<const Tensor> inputs, std::span<Tensor> outputs);
   void call_flat_checked(std::span<const Tensor> tensors, TensorList& outputs);
   void call_into_checked(const CallableCore& core, std::span<Tensor> outputs, std::span<const Tensor> tensors);
-  KILN_INLINABLE [[gnu::always_inline]] void run_bound(CacheEntry& entry, std::span<void* const> data, size_t thread_slot);
+  KILN_INLINABLE [[gnu::always_inline]] void run_bound(CacheEntry& entry, std::span<void* const> data,
+                                                       size_t thread_slot);
 };
 
 namespace {
 std::string policy_text(const TierPolicy& policy) {
   const char* mode = policy.mode == JitMode::off ? "off" : policy.mode == JitMode::always ? "always" : "auto";
   return std::string("jit=") + mode + ",after=" + std::to_string(policy.promote_after) +
-         (policy.async ? ",async" : ",sync");
+         (policy.async ? ",async" : ",sync") + ",to=" + policy.promote_to;
 }
 } // namespace
 
@@ -196,6 +204,9 @@ runtime::WeightMap CallableCore::State::bind_weights() const {
       version = {0, name, registered->version};
     }
     if (!value.is_concrete()) throw Error(ErrorKind::weight, "weight '" + name + "' is not a concrete tensor");
+    if (value.device().kind != DeviceKind::cpu)
+      throw Error(ErrorKind::weight, "weight '" + name + "' is on " + value.device().to_string() +
+                                         ": weights are host tensors (the accelerator tier uploads its own forms)");
     ir::ValueType got{value.dtype(), value.shape(), false};
     if (!(got == type))
       throw Error(ErrorKind::weight,
@@ -264,6 +275,10 @@ std::vector<ir::ValueType> CallableCore::State::check_arguments(const TreeLeaves
         layout.dtype == want.layout.dtype && layout.rank() == want.layout.rank() && layout.device == want.layout.device;
     for (size_t d = 0; ok && d < want.layout.shape.size(); ++d)
       if (want.layout.shape[d].is_static() && want.layout.shape[d].size() != layout.shape[d].size()) ok = false;
+    if (!(layout.device == want.layout.device))
+      throw Error(ErrorKind::spec, where() + "expected a tensor on " + want.layout.device.to_string() +
+                                       ", got one on " + layout.device.to_string() + " (copy it with .to(" +
+                                       want.layout.device.to_string() + "))");
     if (!ok) // a dtype that differs is a dtype error, as everywhere else
       throw Error(layout.dtype != want.layout.dtype ? ErrorKind::dtype : ErrorKind::spec,
                   where() + "expected " + want.layout.to_string() + ", got " + layout.to_string());
@@ -383,6 +398,10 @@ CallableCore::CallableCore(std::shared_ptr<const ir::Module> module, TreeLeaves 
   state_->cache = &state_->session->cache();
   state_->registry = &state_->session->weights();
   state_->policy = options.tiers.value_or(state_->session->policy());
+  for (const TreeLeaf& leaf : state_->spec)
+    if (leaf.kind != TreeLeaf::Kind::baked && leaf.layout.device.kind != DeviceKind::cpu)
+      state_->inputs_device = leaf.layout.device;
+  if (state_->inputs_device) state_->policy.promote_to = "accelerator";
   state_->weight_types = declared_weights(*state_->module);
   for (const auto& [name, type] : state_->weight_types)
     if (!state_->own_weights.contains(name)) state_->registry_weights.push_back(name);
@@ -406,7 +425,7 @@ std::shared_ptr<CacheEntry> CallableCore::State::entry_for(const std::vector<ir:
   }
   uint64_t epoch = 0;
   std::shared_ptr<CacheEntry> entry = lookup(*key, &epoch);
-  hold(entry.get(), epoch, generation);
+  if (!inputs_device) hold(entry.get(), epoch, generation);
   return entry;
 }
 
@@ -498,24 +517,56 @@ inline void CallableCore::State::run_bound(CacheEntry& entry, std::span<void* co
         [&](const runtime::Executable& exe, std::span<std::byte> lent) { exe.run_bound(data, thread_slot, lent); });
 }
 
-std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector<Tensor>& tensors) {
-  State& s = *state_;
-  const std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
+std::vector<Tensor> CallableCore::State::call_checked(const std::vector<ir::ValueType>& types,
+                                                      std::span<const Tensor> tensors) {
   TensorList held_outputs;
-  if (s.run_held(tensors, held_outputs)) return {held_outputs.span().begin(), held_outputs.span().end()};
-  const std::shared_ptr<CacheEntry> entry = s.entry_for(types);
+  if (run_held(tensors, held_outputs)) return {held_outputs.span().begin(), held_outputs.span().end()};
+  const std::shared_ptr<CacheEntry> entry = entry_for(types);
   std::vector<Tensor> outputs(entry->types.num_outputs());
   std::vector<void*> output_data(outputs.size());
   entry->types.make_outputs(outputs, output_data);
-  s.run(*entry, tensors, outputs);
+  run(*entry, tensors, outputs);
   return outputs;
+}
+
+namespace {
+
+// A device-input call's arguments as the tiers take them: host copies (transfers are host round
+// trips today; docs/accelerator.md).
+std::vector<Tensor> host_copies(std::span<const Tensor> tensors) {
+  std::vector<Tensor> host;
+  for (const Tensor& t : tensors)
+    host.push_back(t.to(CPU()));
+  return host;
+}
+
+std::vector<Tensor> moved_to(std::vector<Tensor> tensors, const Device& device) {
+  for (Tensor& t : tensors)
+    t = t.to(device);
+  return tensors;
+}
+
+} // namespace
+
+std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector<Tensor>& tensors) {
+  State& s = *state_;
+  const std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
+  if (s.inputs_device) return moved_to(s.call_checked(types, host_copies(tensors)), *s.inputs_device);
+  return s.call_checked(types, tensors);
 }
 
 // The calls below try the held entry inline and leave everything else to these, out of line, so
 // the warm call's frame stays small.
 [[gnu::noinline]] void CallableCore::State::call_flat_checked(std::span<const Tensor> tensors, TensorList& outputs) {
   const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
-  const std::shared_ptr<CacheEntry> entry = entry_for(check_arguments(spec_arguments(tensors), arguments));
+  const std::vector<ir::ValueType> types = check_arguments(spec_arguments(tensors), arguments);
+  if (inputs_device) {
+    const std::vector<Tensor> results = moved_to(call_checked(types, host_copies(tensors)), *inputs_device);
+    outputs.assign_empty(results.size());
+    std::copy(results.begin(), results.end(), outputs.span().begin());
+    return;
+  }
+  const std::shared_ptr<CacheEntry> entry = entry_for(types);
   outputs.assign_empty(entry->types.num_outputs());
   std::vector<void*> output_data(outputs.size());
   entry->types.make_outputs(outputs.span(), output_data);
@@ -528,7 +579,17 @@ std::vector<Tensor> CallableCore::call(const TreeLeaves& args, const std::vector
     throw Error(ErrorKind::spec,
                 "call_into takes tensors only; @" + module->name + " bakes a scalar argument: call it with operator()");
   const std::vector<Tensor> arguments(tensors.begin(), tensors.end());
-  const std::shared_ptr<CacheEntry> entry = entry_for(check_arguments(core.tensor_arguments(arguments), arguments));
+  const std::vector<ir::ValueType> types = check_arguments(core.tensor_arguments(arguments), arguments);
+  if (inputs_device) { // the results, into the caller's outputs wherever they are
+    const std::vector<Tensor> results = call_checked(types, host_copies(tensors));
+    if (outputs.size() != results.size())
+      throw Error(ErrorKind::spec, "@" + module->name + " has " + std::to_string(results.size()) + " outputs, " +
+                                       std::to_string(outputs.size()) + " output tensors were given");
+    for (size_t i = 0; i < results.size(); ++i)
+      results[i].copy_to(outputs[i]);
+    return;
+  }
+  const std::shared_ptr<CacheEntry> entry = entry_for(types);
   runtime::check_call_outputs(*entry->graph, tensors, outputs);
   run(*entry, tensors, outputs);
 }
@@ -580,6 +641,10 @@ TreeLeaves CallableCore::tensor_arguments(const std::vector<Tensor>& tensors) co
 void CallableCore::inspect_signature(const TreeLeaves& args, const std::vector<Tensor>& tensors,
                                      const SignatureInspector& inspect) const {
   const State& s = *state_;
+  if (s.inputs_device) // the tools run their executables on the arguments as given
+    throw Error(ErrorKind::unsupported, "@" + s.module->name + " takes tensors on " + s.inputs_device->to_string() +
+                                            ": compare_tiers and the stepper take host tensors; compile it for host "
+                                            "inputs and pass .to(CPU()) copies");
   const std::vector<ir::ValueType> types = s.check_arguments(args, tensors);
   ir::InlinedCalls calls;
   auto graph = std::make_shared<const ir::Function>(ir::specialize(*s.optimized, types, &calls));

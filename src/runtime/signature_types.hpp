@@ -45,12 +45,13 @@ private:
 // Defined here so the warm call (CallableCore::State::run_held) checks its tensors in its own
 // frame: each tensor's type is compared and its data pointer read on the way.
 inline bool SignatureTypes::has_type(const Tensor& tensor, const Value& value, const int64_t* dims, void*& data) {
-  // Concrete tensors are all on cpu:0 today; the full check (CallableCore) compares devices.
+  // Executables read host memory: an accelerator tensor (whose data is null) takes the full path,
+  // which checks its device against the spec's (CallableCore).
   const detail::TensorImpl* impl = tensor.impl().get(); // read in place: no call per tensor
   if (!impl || impl->graph) return false;
   const TensorLayout& layout = impl->layout;
   const Shape& shape = layout.shape;
-  if (layout.dtype != value.dtype || shape.size() != value.rank) return false;
+  if (layout.dtype != value.dtype || layout.device.kind != DeviceKind::cpu || shape.size() != value.rank) return false;
   for (size_t d = 0; d < value.rank; ++d)
     if (shape[d].size() != dims[d] || shape[d].is_symbolic()) return false;
   data = impl->data;

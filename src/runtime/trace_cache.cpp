@@ -58,7 +58,9 @@ Pattern call_pattern(const TreeLeaves& leaves, const std::vector<Tensor>& tensor
       const Tensor& t = tensors.at(next_tensor++);
       out.dtype = t.dtype();
       out.dims = t.dims();
-      const void* data = t.nbytes() ? t.raw_data() : nullptr;
+      const void* data = !t.nbytes()                          ? nullptr
+                         : t.device().kind == DeviceKind::cpu ? t.raw_data()
+                                                              : t.impl().get(); // one buffer per impl
       for (size_t i = 0; i < storage.size() && data; ++i)
         if (storage[i] == data) {
           out.alias_of = int32_t(i);

@@ -89,6 +89,11 @@ ir::ValueId embed_constant(FunctionBuilder& builder, const Tensor& value, const 
 std::vector<Tensor> apply(ir::OpKind kind, const std::vector<Tensor>& operands, ir::Attrs attrs,
                           const std::source_location& location) {
   ir::SourceLoc loc = to_source_loc(location);
+  for (size_t i = 0; i < operands.size(); ++i) // ops read host values, eagerly or as a graph's constants
+    if (operands[i].is_concrete() && operands[i].device().kind != DeviceKind::cpu)
+      throw Error(ErrorKind::spec, "kiln." + std::string(ir::op_info(kind).name) + " at " + loc.to_string() +
+                                       ": operand " + std::to_string(i) + " is on " + operands[i].device().to_string() +
+                                       "; ops run on host tensors: copy it with .to(CPU()) first");
   std::shared_ptr<FunctionBuilder> builder = owning_builder(operands, loc, kind);
   if (!builder && operands.empty()) builder = current_builder(); // creation ops inside a trace
   std::vector<ir::ValueType> in_types;

@@ -39,9 +39,10 @@ std::vector<Tensor> TraceSession::add_inputs(const TreeLeaves& leaves) {
       if (d.is_static() && d.size() < 0)
         throw Error(ErrorKind::spec, "argument " + leaf.path + ": dimension -1 is not allowed in a layout " +
                                          shape_to_string(leaf.layout.shape));
-    if (!(leaf.layout.device == CPU()))
+    // An accelerator input is the callable's business (it runs on host copies): the graph is the same.
+    if (leaf.layout.device.kind == DeviceKind::cpu && leaf.layout.device.id != 0)
       throw Error(ErrorKind::unsupported, "argument " + leaf.path + ": device " + leaf.layout.device.to_string() +
-                                              " is not supported; kiln runs on cpu:0");
+                                              " is not supported; kiln's one CPU device is cpu:0");
     ir::ValueType type{leaf.layout.dtype, leaf.layout.shape, leaf.kind == TreeLeaf::Kind::buffer};
     args.push_back(state_->entry->add_arg(type));
     declared.push_back({&leaf.layout.shape, nullptr, leaf.path});

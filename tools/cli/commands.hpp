@@ -19,7 +19,7 @@ struct RunOptions {
   int repeat = 1;
   bool print_stats = false;
   std::string tier = kDefaultTier;
-  std::string device = "cpu";          // where hot signatures are promoted (--device, tier_policy)
+  std::string device = "cpu";          // accelerator: inputs uploaded, hot signatures promoted there (tier_policy)
   std::vector<std::string> extensions; // extension libraries loaded before the graph is read
 };
 
@@ -36,7 +36,9 @@ struct RunResult {
 RunResult run_graph_file(const RunOptions& options);
 
 // A graph file compiled in a session of its own with its weights, and its inputs (one tensor per
-// graph argument, each checked against its argument's type), as `run` and `debug` load them.
+// graph argument, each checked against its argument's type), as `run` and `debug` load them. With
+// `inputs_on` an accelerator, the inputs are uploaded there and the callable's spec declares them
+// so: it returns device tensors.
 struct LoadedGraph {
   std::shared_ptr<Session> session;
   CompiledCallable<std::vector<Tensor>> callable;
@@ -44,7 +46,7 @@ struct LoadedGraph {
 };
 LoadedGraph load_graph_file(const std::string& graph_path, const std::vector<std::string>& weights_paths,
                             const std::vector<std::string>& input_specs, const std::vector<std::string>& extensions,
-                            const TierPolicy& policy);
+                            const TierPolicy& policy, const Device& inputs_on = CPU());
 
 struct DebugOptions {
   std::string graph_path;

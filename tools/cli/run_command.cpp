@@ -107,7 +107,7 @@ std::string output_path_for(const std::string& output_path, size_t index) {
 
 LoadedGraph load_graph_file(const std::string& graph_path, const std::vector<std::string>& weights_paths,
                             const std::vector<std::string>& input_specs, const std::vector<std::string>& extensions,
-                            const TierPolicy& policy) {
+                            const TierPolicy& policy, const Device& inputs_on) {
   for (const std::string& path : extensions)
     load_extension(path); // first, so that parsing checks extension ops against their shape functions
   StagedGraph graph = load_staged(graph_path);
@@ -116,16 +116,31 @@ LoadedGraph load_graph_file(const std::string& graph_path, const std::vector<std
     session->weights().load_safetensors(path);
   CompileOptions compile_options;
   compile_options.session = session;
-  auto callable = compile_staged(graph, compile_options);
-  return {session, std::move(callable), load_inputs(input_specs, graph.graph().entry())};
+  std::vector<Tensor> inputs = load_inputs(input_specs, graph.graph().entry());
+  if (inputs_on.kind == DeviceKind::cpu) return {session, compile_staged(graph, compile_options), std::move(inputs)};
+  // The spec declares device inputs, so the callable takes and returns device tensors.
+  detail::TreeLeaves leaves;
+  const ir::Function& entry = graph.graph().entry();
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ir::ValueType& type = entry.type_of(entry.args[i]);
+    leaves.push_back({std::to_string(i),
+                      type.is_buffer ? detail::TreeLeaf::Kind::buffer : detail::TreeLeaf::Kind::tensor,
+                      TensorLayout(type.dtype, type.shape, inputs_on),
+                      {}});
+    inputs[i] = inputs[i].to(inputs_on);
+  }
+  return {session, compile_staged(StagedGraph(graph.module_ptr(), std::move(leaves)), compile_options),
+          std::move(inputs)};
 }
 
 RunResult run_graph_file(const RunOptions& options) {
   if (options.repeat < 1) throw Error(ErrorKind::spec, "--repeat must be at least 1");
   if (!options.output_path.ends_with(".npy"))
     throw Error(ErrorKind::spec, "--output '" + options.output_path + "': must end in .npy (outputs are .npy files)");
-  const LoadedGraph loaded = load_graph_file(options.graph_path, options.weights_paths, options.inputs,
-                                             options.extensions, tier_policy(options.tier, options.device));
+  const TierPolicy policy = tier_policy(options.tier, options.device); // first: says what is missing
+  const LoadedGraph loaded =
+      load_graph_file(options.graph_path, options.weights_paths, options.inputs, options.extensions, policy,
+                      options.device == "accelerator" ? Accelerator() : CPU());
   const Session& session = *loaded.session;
   const auto& callable = loaded.callable;
   const std::vector<Tensor>& inputs = loaded.inputs;
@@ -138,6 +153,7 @@ RunResult run_graph_file(const RunOptions& options) {
   }
   for (size_t i = 0; i < result.outputs.size(); ++i) {
     result.output_paths.push_back(output_path_for(options.output_path, i));
+    result.outputs[i] = result.outputs[i].to(CPU()); // --device accelerator: results come back from the device
     save_npy(result.output_paths.back(), result.outputs[i]);
   }
   if (options.print_stats) result.stats_table = session.stats_table() + memory_summary(session);

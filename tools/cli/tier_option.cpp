@@ -38,7 +38,8 @@ const std::vector<std::string>& device_names() {
 
 std::string device_help() {
   return "cpu or accelerator (default cpu): with accelerator, hot signatures are promoted to the accelerator "
-         "tier instead of the JIT (kiln devices lists the devices)";
+         "tier instead of the JIT, and kiln run uploads its inputs there and downloads the outputs (kiln devices "
+         "lists the devices)";
 }
 
 TierPolicy tier_policy(const std::string& tier, const std::string& device) {
